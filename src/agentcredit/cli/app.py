@@ -1,0 +1,26 @@
+"""The ``agentcredit`` command: one typer app, one thin module per command group."""
+
+from __future__ import annotations
+
+import typer
+
+from agentcredit.cli import inspect_cmd
+
+app = typer.Typer(
+    name="agentcredit",
+    help="Evidence-grounded partial credit for AI-agent runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("inspect")(inspect_cmd.inspect)
+
+
+@app.callback()
+def _root() -> None:
+    """Evidence-grounded partial credit for AI-agent runs."""
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

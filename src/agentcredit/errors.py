@@ -1,0 +1,42 @@
+"""One exception tree for everything agentcredit raises on purpose.
+
+Readers do not raise these for a single bad file: they turn the problem into a
+:class:`agentcredit.schema.ReadError` record and go on. The exceptions exist for
+callers that ask to stop at the first problem (``--strict``) and for
+configuration mistakes that make a whole run meaningless.
+"""
+
+from __future__ import annotations
+
+
+class AgentCreditError(Exception):
+    """Base class of every error agentcredit raises deliberately."""
+
+
+class InputError(AgentCreditError):
+    """A file or folder could not be read as any known format.
+
+    Attributes:
+        path: the file or folder that could not be read.
+        reason: one line saying why.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class ConfigError(AgentCreditError):
+    """A setting or command-line option that cannot work."""
+
+
+class PrerequisiteError(AgentCreditError):
+    """An optional package is missing; the message names the pip extra."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'agentcredit[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra

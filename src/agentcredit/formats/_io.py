@@ -1,0 +1,165 @@
+"""Careful file access shared by every reader.
+
+Each function either returns what was asked for or raises :class:`InputError` with a
+one-line reason (size, binary content, invalid UTF-8, malformed JSON, symlink loop).
+Readers catch it at their boundary and turn it into a ``ReadError`` record.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import InputError
+
+DEFAULT_MAX_BYTES = int(float(os.environ.get("AGENTCREDIT_MAX_FILE_MB", "64")) * 1024 * 1024)
+"""Largest JSON document read whole; bigger files are refused with a size reason."""
+
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Largest single line accepted in a JSON Lines file."""
+
+
+def file_size(path: Path) -> int:
+    """Size of a regular file, with symlink loops and missing files as InputError."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(str(path), "symlink loop") from None
+        if exc.errno == errno.ENOENT and path.is_symlink():
+            raise InputError(str(path), "broken symlink") from None
+        raise InputError(str(path), f"cannot stat: {exc.strerror or exc}") from None
+    if not path.is_file():
+        raise InputError(str(path), "not a regular file")
+    return st.st_size
+
+
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read a whole file, refusing files over ``max_bytes`` before reading them."""
+    size = file_size(path)
+    if size > max_bytes:
+        raise InputError(
+            str(path),
+            f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+            "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
+        )
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """Decode UTF-8 text, rejecting binary content and invalid byte sequences."""
+    if b"\x00" in data[:8192]:
+        raise InputError(str(path), "binary content (NUL bytes), not text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(str(path), f"invalid UTF-8 at byte {exc.start}") from None
+
+
+def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+    """Read a UTF-8 text file with the checks of :func:`read_bytes` and :func:`decode_text`."""
+    return decode_text(path, read_bytes(path, max_bytes))
+
+
+def parse_json(path: Path, data: bytes) -> Any:
+    """Parse JSON bytes, turning every failure into a one-line InputError."""
+    text = decode_text(path, data)
+    if not text.strip():
+        raise InputError(str(path), "empty file")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"line {exc.lineno} column {exc.colno}"
+        if exc.pos >= len(text.rstrip()) - 1:
+            raise InputError(str(path), f"truncated JSON (ends at {where})") from None
+        raise InputError(str(path), f"malformed JSON at {where}: {exc.msg}") from None
+
+
+def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+    """Read and parse a JSON document."""
+    return parse_json(path, read_bytes(path, max_bytes))
+
+
+def read_json_object(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+    """Read a JSON document whose top level must be an object."""
+    value = read_json(path, max_bytes)
+    if not isinstance(value, dict):
+        raise InputError(str(path), f"expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, int, int, Any]]:
+    """Stream a JSON Lines file as ``(line_no, byte_start, byte_end, value)``.
+
+    Blank lines are skipped. A malformed line raises InputError naming the line, so a
+    caller that wants to go on past it can catch per line by using
+    :func:`iter_jsonl_lenient` instead.
+    """
+    for line_no, start, end, value, error in iter_jsonl_lenient(path):
+        if error is not None:
+            raise InputError(str(path), f"line {line_no}: {error}")
+        yield line_no, start, end, value
+
+
+def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | None]]:
+    """Stream a JSON Lines file, yielding per-line errors instead of raising them."""
+    file_size(path)
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        offset = 0
+        for line_no, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                yield line_no, start, offset, None, f"line is {len(raw) / 1e6:.1f} MB, too long"
+                continue
+            if b"\x00" in raw:
+                raise InputError(str(path), f"binary content (NUL bytes) on line {line_no}")
+            try:
+                value = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                yield line_no, start, offset, None, f"invalid UTF-8 at byte {start + exc.start}"
+                continue
+            except json.JSONDecodeError as exc:
+                yield line_no, start, offset, None, f"malformed JSON: {exc.msg}"
+                continue
+            yield line_no, start, offset, value, None
+
+
+def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
+    """The first non-blank line of a file parsed as JSON, or None when it is not JSON."""
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                if raw.strip():
+                    if len(raw) > limit:
+                        return None
+                    try:
+                        return json.loads(raw.decode("utf-8"))
+                    except (UnicodeDecodeError, json.JSONDecodeError):
+                        return None
+    except OSError:
+        return None
+    return None
+
+
+def first_byte(path: Path) -> bytes:
+    """The first non-whitespace byte of a file ('' when empty or unreadable)."""
+    try:
+        with path.open("rb") as handle:
+            chunk = handle.read(4096)
+    except OSError:
+        return b""
+    stripped = chunk.lstrip()
+    return stripped[:1]

@@ -1,0 +1,214 @@
+"""ATIF trajectories (Harbor RFC 0001, v1.0 to v1.7) and Harbor's episode-list files.
+
+Steps keep their position as a JSON pointer and, where the raw text allows it, the byte
+offset of their ``step_id`` key.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import InputError
+from agentcredit.formats._content import arguments_dict, content_text
+from agentcredit.formats._parsed import ParsedTrajectory
+from agentcredit.schema import (
+    AgentInfo,
+    Observation,
+    Origin,
+    Step,
+    SubagentRef,
+    TokenUsage,
+    ToolCall,
+)
+
+KNOWN_MINOR = 7
+_VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
+_STEP_ID = re.compile(rb'"step_id"\s*:\s*(\d+)')
+_SOURCES = {"system": "system", "user": "user", "agent": "agent", "assistant": "agent"}
+
+
+def is_atif(value: Any) -> bool:
+    """ATIF documents carry a schema_version starting with 'ATIF'."""
+    return isinstance(value, dict) and str(value.get("schema_version", "")).startswith("ATIF")
+
+
+def is_episode_list(value: Any) -> bool:
+    """Harbor's non-ATIF terminus format: a list of {episode, prompt, response}."""
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(v, dict) and "episode" in v and "response" in v for v in value[:3])
+    )
+
+
+def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
+    """Parse a decoded ATIF document (``raw`` is used only to locate steps)."""
+    version = str(doc.get("schema_version"))
+    notes: list[str] = []
+    match = _VERSION.match(version)
+    if match is None:
+        raise InputError(str(path), f"unknown schema version {version!r} (known: ATIF-v1.0..v1.7)")
+    if int(match.group(1)) > KNOWN_MINOR:
+        notes.append(f"schema version {version} is newer than v1.{KNOWN_MINOR}; read as v1.7")
+    steps_raw = doc.get("steps")
+    if not isinstance(steps_raw, list):
+        raise InputError(str(path), "ATIF document has no 'steps' list")
+    offsets = _step_offsets(raw, len(steps_raw))
+    steps = [
+        _step(path, i, s, offsets[i] if i < len(offsets) else None)
+        for i, s in enumerate(steps_raw)
+    ]
+    agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
+    assert isinstance(agent, dict)
+    return ParsedTrajectory(
+        format="atif",
+        path=str(path),
+        steps=tuple(steps),
+        agent=AgentInfo(name=str(agent["name"]), version=_opt(agent.get("version")))
+        if agent.get("name")
+        else None,
+        model=_opt(agent.get("model_name")),
+        usage=_final_metrics(doc.get("final_metrics")),
+        session_id=_opt(doc.get("session_id") or doc.get("trajectory_id")),
+        notes=tuple(notes),
+    )
+
+
+def _step(path: Path, index: int, raw: Any, offset: int | None) -> Step:
+    pointer = f"/steps/{index}"
+    if not isinstance(raw, dict):
+        raise InputError(str(path), f"step {index} is {type(raw).__name__}, not an object")
+    source = _SOURCES.get(str(raw.get("source")))
+    if source is None:
+        raise InputError(str(path), f"step {index} has unknown source {raw.get('source')!r}")
+    message, images = content_text(raw.get("message"))
+    calls = tuple(_tool_call(c) for c in raw.get("tool_calls") or () if isinstance(c, dict))
+    observation = raw.get("observation")
+    results = observation.get("results") if isinstance(observation, dict) else None
+    observations = tuple(_observation(r) for r in results or () if isinstance(r, dict))
+    reasoning = raw.get("reasoning_content")
+    return Step(
+        index=index,
+        source=source,  # type: ignore[arg-type]
+        message=message,
+        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+        tool_calls=calls,
+        observations=observations,
+        images=images,
+        timestamp=_opt(raw.get("timestamp")),
+        origin=Origin(path=str(path), pointer=pointer, byte_start=offset),
+    )
+
+
+def _tool_call(raw: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=_opt(raw.get("tool_call_id")),
+        name=str(raw.get("function_name") or raw.get("name") or "unknown"),
+        arguments=arguments_dict(raw.get("arguments")),
+    )
+
+
+def _observation(raw: dict[str, Any]) -> Observation:
+    text, images = content_text(raw.get("content"))
+    refs = raw.get("subagent_trajectory_ref")
+    if isinstance(refs, dict):
+        refs = [refs]
+    subagents = tuple(
+        SubagentRef(
+            session_id=_opt(r.get("session_id")), trajectory_path=_opt(r.get("trajectory_path"))
+        )
+        for r in refs or ()
+        if isinstance(r, dict)
+    )
+    return Observation(
+        call_id=_opt(raw.get("source_call_id")), text=text, images=images, subagents=subagents
+    )
+
+
+def _final_metrics(raw: Any) -> TokenUsage:
+    if not isinstance(raw, dict):
+        return TokenUsage()
+    return TokenUsage(
+        input=_int(raw.get("total_prompt_tokens")),
+        cached_input=_int(raw.get("total_cached_tokens")),
+        output=_int(raw.get("total_completion_tokens")),
+        cost_usd=_float(raw.get("total_cost_usd")),
+    )
+
+
+def _step_offsets(raw: bytes, count: int) -> list[int | None]:
+    """Byte offset of each step's ``step_id`` key, matched in order of appearance."""
+    offsets: list[int | None] = []
+    expected = None
+    for match in _STEP_ID.finditer(raw):
+        if len(offsets) >= count:
+            break
+        number = int(match.group(1))
+        if expected is None or number == expected:
+            offsets.append(match.start())
+            expected = number + 1
+    return offsets
+
+
+def read_episode_list(path: Path, episodes: list[Any]) -> ParsedTrajectory:
+    """Harbor's terminus episode list: prompt k>0 is the terminal's answer to response k-1."""
+    steps: list[Step] = []
+    for i, episode in enumerate(episodes):
+        if not isinstance(episode, dict):
+            raise InputError(str(path), f"episode {i} is not an object")
+        prompt = _text(episode.get("prompt"))
+        origin = Origin(path=str(path), pointer=f"/{i}")
+        if i == 0:
+            steps.append(Step(index=0, source="user", message=prompt, origin=origin))
+        elif steps and steps[-1].source == "agent":
+            previous = steps[-1]
+            obs = (*previous.observations, Observation(text=prompt))
+            steps[-1] = previous.model_copy(update={"observations": obs})
+        response = _text(episode.get("response"))
+        message, calls = _terminus_response(response)
+        steps.append(
+            Step(index=len(steps), source="agent", message=message, tool_calls=calls, origin=origin)
+        )
+    return ParsedTrajectory(format="harbor-episodes", path=str(path), steps=tuple(steps))
+
+
+def _terminus_response(response: str) -> tuple[str, tuple[ToolCall, ...]]:
+    try:
+        decoded = json.loads(response)
+    except json.JSONDecodeError:
+        return response, ()
+    if not isinstance(decoded, dict):
+        return response, ()
+    commands = decoded.get("commands")
+    calls = tuple(
+        ToolCall(name="keystrokes", arguments=c)
+        for c in commands or ()
+        if isinstance(c, dict)
+    )
+    parts = [str(decoded[k]) for k in ("analysis", "plan", "state_analysis", "explanation")
+             if decoded.get(k)]
+    return ("\n".join(parts) if parts else response), calls
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else content_text(value)[0]
+
+
+def _opt(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _float(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
+__all__ = ["is_atif", "is_episode_list", "read_atif", "read_episode_list"]

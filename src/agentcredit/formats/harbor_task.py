@@ -1,0 +1,63 @@
+"""Harbor task folders (SkillsBench, Terminal-Bench 2): instruction.md + task.toml + tests/."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import InputError
+from agentcredit.formats._io import read_text
+from agentcredit.formats.verifier_files import collect_files, pytest_checks
+from agentcredit.schema import Task, TaskMetadata
+
+ORACLE_DIRS = ("solution",)
+"""Folders holding reference solutions; never read into a Task."""
+
+
+def is_harbor_task(folder: Path) -> bool:
+    """A Harbor task folder has both instruction.md and task.toml."""
+    return (folder / "instruction.md").is_file() and (folder / "task.toml").is_file()
+
+
+def read_harbor_task(folder: Path) -> Task:
+    """Read one Harbor task folder; raises InputError when it cannot be used at all."""
+    instruction = read_text(folder / "instruction.md")
+    try:
+        config = tomllib.loads(read_text(folder / "task.toml"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(str(folder / "task.toml"), f"malformed TOML: {exc}") from None
+    files, skipped = collect_files(folder, [folder / "tests"])
+    checks, notes = pytest_checks(files, "tests/")
+    if not any(name.startswith("tests/") for name in files):
+        notes.append("no readable verifier files under tests/")
+    elif not checks:
+        notes.append("no pytest checks found in the verifier")
+    return Task(
+        id=folder.name,
+        instruction=instruction,
+        verifier_files=files,
+        skipped_files=skipped,
+        checks=tuple(checks),
+        metadata=_metadata(config.get("metadata")),
+        benchmark="harbor",
+        source_path=str(folder),
+        notes=tuple(notes),
+    )
+
+
+def _metadata(meta: Any) -> TaskMetadata:
+    if not isinstance(meta, dict):
+        return TaskMetadata()
+    tags = meta.get("tags")
+    extra = {k: v for k, v in meta.items() if k not in {"difficulty", "category", "tags"}}
+    return TaskMetadata(
+        difficulty=_opt_str(meta.get("difficulty")),
+        category=_opt_str(meta.get("category")),
+        tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+        extra=extra,
+    )
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,297 @@
+"""Reading any mix of task folders, trial folders, job folders and loose files.
+
+Every path is recognised by content: a folder with instruction.md + task.toml is a Harbor
+task, a folder with task.yaml a Terminal-Bench 1 task, a folder whose result.json names a
+trial is a Harbor trial (whatever the nesting), a folder whose results.json has
+``is_resolved`` a TB1 trial; JSON and JSON Lines files are sniffed by their first
+object. Nothing that goes wrong with one input stops the others: it becomes a
+:class:`ReadError`. With ``strict=True`` the first error raises instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import InputError
+from agentcredit.formats._io import (
+    file_size,
+    first_byte,
+    iter_jsonl_lenient,
+    parse_json,
+    peek_first_json_line,
+    read_bytes,
+    read_json,
+)
+from agentcredit.formats.harbor_task import is_harbor_task, read_harbor_task
+from agentcredit.formats.harbor_trial import is_harbor_trial_result, read_harbor_trial
+from agentcredit.formats.swebench import is_swebench_instance, read_swebench_instance
+from agentcredit.formats.tb1_task import is_tb1_task, read_tb1_task
+from agentcredit.formats.tb1_trial import is_tb1_trial_result, read_tb1_trial, \
+    tb1_trial_from_result
+from agentcredit.formats.trajectory_file import (
+    is_trajectory_document,
+    read_trajectory_file,
+    sniff_jsonl,
+    trajectory_from_document,
+)
+from agentcredit.schema import AgentInfo, ReadError, Task, Trial
+
+_SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "environment", "solution"}
+
+
+@dataclass
+class LoadResult:
+    """Everything read from some paths, and everything that could not be."""
+
+    tasks: list[Task] = field(default_factory=list)
+    trials: list[Trial] = field(default_factory=list)
+    errors: list[ReadError] = field(default_factory=list)
+    formats: Counter[str] = field(default_factory=Counter)
+    warnings: list[ReadError] = field(default_factory=list)
+
+    def merge(self, other: LoadResult) -> None:
+        """Add another result's records to this one."""
+        self.tasks.extend(other.tasks)
+        self.trials.extend(other.trials)
+        self.errors.extend(other.errors)
+        self.warnings.extend(other.warnings)
+        self.formats.update(other.formats)
+
+
+class _Loader:
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+        self.out = LoadResult()
+        self.seen_dirs: set[str] = set()
+
+    def error(self, path: str, reason: str, *, fatal: bool = True) -> None:
+        if self.strict:
+            raise InputError(path, reason)
+        self.out.errors.append(ReadError(path=path, reason=reason, fatal=fatal))
+
+    def path(self, path: Path) -> None:
+        if path.is_symlink() and not path.exists():
+            try:
+                file_size(path)
+            except InputError as exc:
+                self.error(str(path), exc.reason)
+            return
+        if not path.exists():
+            self.error(str(path), "no such file or folder")
+        elif path.is_dir():
+            before = len(self.out.tasks) + len(self.out.trials)
+            errors_before = len(self.out.errors)
+            self.folder(path)
+            if len(self.out.tasks) + len(self.out.trials) == before and \
+                    len(self.out.errors) == errors_before:
+                self.error(str(path), "no tasks or trials found in this folder")
+        else:
+            self.file(path, explicit=True)
+
+    def folder(self, folder: Path) -> None:
+        real = os.path.realpath(folder)
+        if real in self.seen_dirs:
+            return
+        self.seen_dirs.add(real)
+        if self.try_record_folder(folder):
+            return
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError as exc:
+            self.error(str(folder), f"cannot list folder: {exc.strerror or exc}")
+            return
+        for entry in entries:
+            if entry.is_symlink() and not entry.exists():
+                self.error(str(entry), _dangling_reason(entry))
+            elif entry.is_dir():
+                if entry.name not in _SKIP_DIRS:
+                    self.folder(entry)
+            elif entry.suffix in (".json", ".jsonl"):
+                self.file(entry, explicit=False)
+
+    def try_record_folder(self, folder: Path) -> bool:
+        """Read the folder as a task or trial if it is one; True when it was."""
+        try:
+            if is_harbor_task(folder):
+                self.add_task(read_harbor_task(folder), "harbor-task")
+                return True
+            if is_tb1_task(folder):
+                self.add_task(read_tb1_task(folder), "tb1-task")
+                return True
+        except InputError as exc:
+            self.error(exc.path, exc.reason)
+            return True
+        for name in ("result.json", "results.json"):
+            path = folder / name
+            if path.is_file():
+                return self.trial_folder(folder, path)
+        return False
+
+    def trial_folder(self, folder: Path, result_path: Path) -> bool:
+        try:
+            value = read_json(result_path)
+        except InputError as exc:
+            looks_like_trial = (folder / "agent").is_dir() or (folder / "verifier").is_dir() \
+                or (folder / "sessions").is_dir()
+            if looks_like_trial:
+                self.error(exc.path, exc.reason)
+                return True
+            return False
+        if is_harbor_trial_result(value):
+            trial, problems = read_harbor_trial(folder, value)
+            for path, reason in problems:
+                self.error(path, reason, fatal=False)
+            self.add_trial(trial)
+            return True
+        if is_tb1_trial_result(value):
+            trial, log_problems = read_tb1_trial(folder, _tb1_run_agent(folder))
+            for reason in log_problems:
+                self.error(str(folder / "sessions" / "agent.log"), reason, fatal=False)
+            self.add_trial(trial)
+            return True
+        return False
+
+    def file(self, path: Path, *, explicit: bool) -> None:
+        lead = first_byte(path)
+        if lead == b"{" and self.jsonl(path):
+            return
+        try:
+            raw = read_bytes(path)
+            doc = parse_json(path, raw)
+        except InputError as exc:
+            if explicit or path.name.endswith("trajectory.json") or path.suffix == ".jsonl":
+                self.error(exc.path, exc.reason)
+            return
+        if is_trajectory_document(doc):
+            try:
+                parsed = trajectory_from_document(path, raw, doc)
+            except InputError as exc:
+                self.error(exc.path, exc.reason)
+                return
+            self.add_trial(Trial(
+                id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
+                steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
+                usage=parsed.usage, format=parsed.format, source_path=str(path),
+                trajectory_path=str(path), notes=parsed.notes,
+            ))
+        elif is_swebench_instance(doc):
+            self.swebench_value(path, 1, doc)
+        elif explicit:
+            try:
+                trajectory_from_document(path, raw, doc)
+            except InputError as exc:
+                self.error(exc.path, exc.reason)
+
+    def jsonl(self, path: Path) -> bool:
+        """Handle line-oriented files; False when the file is not one of ours."""
+        first = peek_first_json_line(path)
+        kind = sniff_jsonl(path)
+        if kind is not None:
+            try:
+                parsed = read_trajectory_file(path)
+            except InputError as exc:
+                self.error(exc.path, exc.reason)
+                return True
+            self.add_trial(Trial(
+                id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
+                steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
+                usage=parsed.usage, format=parsed.format, source_path=str(path),
+                trajectory_path=str(path), notes=parsed.notes,
+            ))
+            return True
+        if is_swebench_instance(first) or is_tb1_trial_result(first):
+            self.listing(path)
+            return True
+        return False
+
+    def listing(self, path: Path) -> None:
+        try:
+            for line, _, _, value, problem in iter_jsonl_lenient(path):
+                where = f"{path}:{line}"
+                if problem is not None:
+                    self.error(where, problem)
+                elif is_swebench_instance(value):
+                    self.swebench_value(path, line, value)
+                elif is_tb1_trial_result(value):
+                    self.tb1_outcome(where, value)
+                else:
+                    self.error(where, "line is neither a SWE-bench instance nor a TB1 outcome")
+        except InputError as exc:
+            self.error(exc.path, exc.reason)
+
+    def swebench_value(self, path: Path, line: int, value: dict[str, Any]) -> None:
+        try:
+            self.add_task(read_swebench_instance(value, path, line), "swebench-instance")
+        except (InputError, ValueError) as exc:
+            reason = exc.reason if isinstance(exc, InputError) else str(exc).splitlines()[0]
+            self.error(f"{path}:{line}", reason)
+
+    def tb1_outcome(self, where: str, value: dict[str, Any]) -> None:
+        submission = value.get("submission")
+        trial_id = f"{submission}/{value['trial_name']}" if submission else str(value["trial_name"])
+        try:
+            trial = tb1_trial_from_result(
+                value, trial_id=trial_id, source=where, fmt="tb1-outcome",
+                agent=AgentInfo(name=str(submission)) if submission else None,
+            )
+        except (ValueError, KeyError) as exc:
+            self.error(where, f"wrong field types: {str(exc).splitlines()[0]}")
+            return
+        self.add_trial(trial)
+
+    def add_task(self, task: Task, fmt: str) -> None:
+        self.out.tasks.append(task)
+        self.out.formats[fmt] += 1
+
+    def add_trial(self, trial: Trial) -> None:
+        self.out.trials.append(trial)
+        self.out.formats[trial.format] += 1
+
+
+def load(paths: Iterable[str | Path], *, strict: bool = False) -> LoadResult:
+    """Read every task and trial under ``paths``.
+
+    Args:
+        paths: files or folders, in any mix of supported formats.
+        strict: raise :class:`InputError` at the first problem instead of recording it.
+    """
+    loader = _Loader(strict)
+    for path in paths:
+        loader.path(Path(path))
+    return loader.out
+
+
+def _trial_id_from_file(path: Path) -> str:
+    name = path.name
+    for suffix in (".traj.json", ".json", ".jsonl", ".txt"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if name in ("trajectory", "claude-code") and path.parent.name == "agent":
+        return path.parent.parent.name
+    return name
+
+
+def _tb1_run_agent(folder: Path) -> str | None:
+    for candidate in (folder.parent / "run_metadata.json", folder.parent.parent / "run_metadata.json"):
+        if candidate.is_file():
+            try:
+                meta = read_json(candidate)
+            except InputError:
+                return None
+            if isinstance(meta, dict) and meta.get("agent_name"):
+                return str(meta["agent_name"])
+    return None
+
+
+def _dangling_reason(path: Path) -> str:
+    try:
+        file_size(path)
+    except InputError as exc:
+        return exc.reason
+    return "unreadable link"

@@ -1,0 +1,75 @@
+"""Reading one trajectory file whatever its format, chosen by content, not by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import InputError
+from agentcredit.formats._io import first_byte, parse_json, peek_first_json_line, read_bytes
+from agentcredit.formats._parsed import ParsedTrajectory
+from agentcredit.formats.atif import is_atif, is_episode_list, read_atif, read_episode_list
+from agentcredit.formats.claude_code import is_claude_code_event, read_claude_code
+from agentcredit.formats.openai_messages import (
+    is_message,
+    is_message_list,
+    is_mini_swe_agent,
+    read_message_jsonl,
+    read_message_list,
+    read_mini_swe_agent,
+)
+
+
+def sniff_jsonl(path: Path) -> str | None:
+    """Which line-oriented trajectory format a file is, from its first line."""
+    first = peek_first_json_line(path)
+    if is_claude_code_event(first):
+        return "claude-code"
+    if is_message(first):
+        return "openai-messages-jsonl"
+    return None
+
+
+def read_trajectory_file(path: Path) -> ParsedTrajectory:
+    """Parse a trajectory file of any supported format; InputError when none fits."""
+    lead = first_byte(path) if path.exists() else b""
+    kind = sniff_jsonl(path) if lead == b"{" else None
+    if kind == "claude-code":
+        return read_claude_code(path)
+    raw = read_bytes(path)
+    try:
+        doc = parse_json(path, raw)
+    except InputError:
+        if kind == "openai-messages-jsonl":
+            return read_message_jsonl(path)
+        raise
+    return trajectory_from_document(path, raw, doc)
+
+
+def trajectory_from_document(path: Path, raw: bytes, doc: Any) -> ParsedTrajectory:
+    """Dispatch an already decoded JSON document to its trajectory reader."""
+    if is_atif(doc):
+        return read_atif(path, raw, doc)
+    if is_mini_swe_agent(doc):
+        return read_mini_swe_agent(path, doc)
+    if is_episode_list(doc):
+        return read_episode_list(path, doc)
+    if is_message_list(doc):
+        return read_message_list(path, doc)
+    if isinstance(doc, dict) and "schema_version" in doc:
+        raise InputError(str(path), f"unknown schema version {doc['schema_version']!r}")
+    raise InputError(str(path), f"not a known trajectory format ({_shape(doc)})")
+
+
+def is_trajectory_document(doc: Any) -> bool:
+    """Whether a decoded JSON document is a trajectory this package reads."""
+    return is_atif(doc) or is_mini_swe_agent(doc) or is_episode_list(doc) or is_message_list(doc)
+
+
+def _shape(doc: Any) -> str:
+    if isinstance(doc, dict):
+        keys = ", ".join(list(doc)[:5])
+        return f"an object with keys {keys}" if keys else "an empty object"
+    if isinstance(doc, list):
+        return f"a list of {len(doc)} items"
+    return f"a JSON {type(doc).__name__}"

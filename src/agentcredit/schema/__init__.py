@@ -1,0 +1,41 @@
+"""Persisted records: pydantic v2 models, frozen, ``extra="forbid"``."""
+
+from agentcredit.schema.records import (
+    AgentInfo,
+    CheckStatus,
+    Condition,
+    ImageRef,
+    Observation,
+    Oracle,
+    Origin,
+    OutcomeStatus,
+    ReadError,
+    Step,
+    StepSource,
+    SubagentRef,
+    Task,
+    TaskMetadata,
+    TokenUsage,
+    ToolCall,
+    Trial,
+)
+
+__all__ = [
+    "AgentInfo",
+    "CheckStatus",
+    "Condition",
+    "ImageRef",
+    "Observation",
+    "Oracle",
+    "Origin",
+    "OutcomeStatus",
+    "ReadError",
+    "Step",
+    "StepSource",
+    "SubagentRef",
+    "Task",
+    "TaskMetadata",
+    "TokenUsage",
+    "ToolCall",
+    "Trial",
+]
