@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
+
 from agentcredit.errors import InputError
 
 DEFAULT_MAX_BYTES = int(float(os.environ.get("AGENTCREDIT_MAX_FILE_MB", "64")) * 1024 * 1024)
@@ -69,7 +71,17 @@ def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
 
 
 def parse_json(path: Path, data: bytes) -> Any:
-    """Parse JSON bytes, turning every failure into a one-line InputError."""
+    """Parse JSON bytes, turning every failure into a one-line InputError.
+
+    Uses pydantic-core's parser (about twice as fast as the standard library's); on
+    failure the standard library re-parses to give a precise reason.
+    """
+    if b"\x00" in data[:8192]:
+        raise InputError(str(path), "binary content (NUL bytes), not text")
+    try:
+        return pydantic_core.from_json(data)
+    except ValueError:
+        pass
     text = decode_text(path, data)
     if not text.strip():
         raise InputError(str(path), "empty file")
@@ -77,9 +89,31 @@ def parse_json(path: Path, data: bytes) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
-        if exc.pos >= len(text.rstrip()) - 1:
-            raise InputError(str(path), f"truncated JSON (ends at {where})") from None
+        if _left_open(text):
+            raise InputError(str(path), f"truncated JSON (input ends inside a value; {where}: "
+                             f"{exc.msg})") from None
         raise InputError(str(path), f"malformed JSON at {where}: {exc.msg}") from None
+
+
+def _left_open(text: str) -> bool:
+    """Whether the text ends inside a string or with brackets still open (cut short)."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+    return in_string or depth > 0
 
 
 def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
@@ -138,20 +172,25 @@ def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | N
 
 
 def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
-    """The first non-blank line of a file parsed as JSON, or None when it is not JSON."""
+    """The first non-blank line of a file parsed as JSON, or None when it is not JSON.
+
+    Reads at most ``limit`` bytes of a line, so a huge one-line file costs nothing.
+    """
     try:
         with path.open("rb") as handle:
-            for raw in handle:
+            while True:
+                raw = handle.readline(limit + 1)
+                if not raw:
+                    return None
+                if len(raw) > limit:
+                    return None
                 if raw.strip():
-                    if len(raw) > limit:
-                        return None
                     try:
                         return json.loads(raw.decode("utf-8"))
                     except (UnicodeDecodeError, json.JSONDecodeError):
                         return None
     except OSError:
         return None
-    return None
 
 
 def first_byte(path: Path) -> bytes:

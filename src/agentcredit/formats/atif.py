@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import TypeAdapter, ValidationError
+
 from agentcredit.errors import InputError
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -19,11 +21,11 @@ from agentcredit.schema import (
     Observation,
     Origin,
     Step,
-    SubagentRef,
     TokenUsage,
     ToolCall,
 )
 
+STEPS: TypeAdapter[tuple[Step, ...]] = TypeAdapter(tuple[Step, ...])
 KNOWN_MINOR = 7
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 _STEP_ID = re.compile(rb'"step_id"\s*:\s*(\d+)')
@@ -57,16 +59,19 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     if not isinstance(steps_raw, list):
         raise InputError(str(path), "ATIF document has no 'steps' list")
     offsets = _step_offsets(raw, len(steps_raw))
-    steps = [
-        _step(path, i, s, offsets[i] if i < len(offsets) else None)
-        for i, s in enumerate(steps_raw)
-    ]
+    offsets += [None] * (len(steps_raw) - len(offsets))
+    try:
+        steps = STEPS.validate_python(
+            [_step(path, i, s, offsets[i]) for i, s in enumerate(steps_raw)]
+        )
+    except ValidationError as exc:
+        raise InputError(str(path), f"wrong field types: {_first_error(exc)}") from None
     agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
     assert isinstance(agent, dict)
     return ParsedTrajectory(
         format="atif",
         path=str(path),
-        steps=tuple(steps),
+        steps=steps,
         agent=AgentInfo(name=str(agent["name"]), version=_opt(agent.get("version")))
         if agent.get("name")
         else None,
@@ -77,55 +82,66 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     )
 
 
-def _step(path: Path, index: int, raw: Any, offset: int | None) -> Step:
-    pointer = f"/steps/{index}"
+def _step(path: Path, index: int, raw: Any, offset: int | None) -> dict[str, Any]:
+    # Plain dicts here; the whole list is validated at once (much faster than per model).
     if not isinstance(raw, dict):
         raise InputError(str(path), f"step {index} is {type(raw).__name__}, not an object")
-    source = _SOURCES.get(str(raw.get("source")))
+    source = _SOURCES.get(raw.get("source"))  # type: ignore[arg-type]
     if source is None:
         raise InputError(str(path), f"step {index} has unknown source {raw.get('source')!r}")
-    message, images = content_text(raw.get("message"))
-    calls = tuple(_tool_call(c) for c in raw.get("tool_calls") or () if isinstance(c, dict))
+    message = raw.get("message")
+    images: tuple[Any, ...] = ()
+    if not isinstance(message, str):
+        message, images = content_text(message)
+    step: dict[str, Any] = {
+        "index": index, "source": source, "message": message, "images": images,
+        "timestamp": raw.get("timestamp"),
+        "origin": {"path": str(path), "pointer": f"/steps/{index}", "byte_start": offset},
+    }
+    reasoning = raw.get("reasoning_content")
+    if isinstance(reasoning, str) and reasoning:
+        step["reasoning"] = reasoning
+    calls = raw.get("tool_calls")
+    if calls:
+        step["tool_calls"] = [_tool_call(c) for c in calls if isinstance(c, dict)]
     observation = raw.get("observation")
     results = observation.get("results") if isinstance(observation, dict) else None
-    observations = tuple(_observation(r) for r in results or () if isinstance(r, dict))
-    reasoning = raw.get("reasoning_content")
-    return Step(
-        index=index,
-        source=source,  # type: ignore[arg-type]
-        message=message,
-        reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-        tool_calls=calls,
-        observations=observations,
-        images=images,
-        timestamp=_opt(raw.get("timestamp")),
-        origin=Origin(path=str(path), pointer=pointer, byte_start=offset),
-    )
+    if results:
+        step["observations"] = [_observation(r) for r in results if isinstance(r, dict)]
+    return step
 
 
-def _tool_call(raw: dict[str, Any]) -> ToolCall:
-    return ToolCall(
-        id=_opt(raw.get("tool_call_id")),
-        name=str(raw.get("function_name") or raw.get("name") or "unknown"),
-        arguments=arguments_dict(raw.get("arguments")),
-    )
+def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": _opt(raw.get("tool_call_id")),
+        "name": str(raw.get("function_name") or raw.get("name") or "unknown"),
+        "arguments": arguments_dict(raw.get("arguments")),
+    }
 
 
-def _observation(raw: dict[str, Any]) -> Observation:
-    text, images = content_text(raw.get("content"))
+def _observation(raw: dict[str, Any]) -> dict[str, Any]:
+    content = raw.get("content")
+    obs: dict[str, Any] = {"call_id": _opt(raw.get("source_call_id"))}
+    if isinstance(content, str):
+        obs["text"] = content
+    else:
+        obs["text"], obs["images"] = content_text(content)
     refs = raw.get("subagent_trajectory_ref")
-    if isinstance(refs, dict):
-        refs = [refs]
-    subagents = tuple(
-        SubagentRef(
-            session_id=_opt(r.get("session_id")), trajectory_path=_opt(r.get("trajectory_path"))
-        )
-        for r in refs or ()
-        if isinstance(r, dict)
-    )
-    return Observation(
-        call_id=_opt(raw.get("source_call_id")), text=text, images=images, subagents=subagents
-    )
+    if refs:
+        if isinstance(refs, dict):
+            refs = [refs]
+        obs["subagents"] = [
+            {"session_id": _opt(r.get("session_id")),
+             "trajectory_path": _opt(r.get("trajectory_path"))}
+            for r in refs if isinstance(r, dict)
+        ]
+    return obs
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = "/".join(str(p) for p in err["loc"])
+    return f"{where}: {err['msg']}"
 
 
 def _final_metrics(raw: Any) -> TokenUsage:

@@ -7,6 +7,7 @@ A harness error (``exception_info``) is not an agent failure: such a trial has o
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ from typing import Any
 from agentcredit.errors import InputError
 from agentcredit.formats._io import read_json, read_json_object, read_text
 from agentcredit.formats._parsed import ParsedTrajectory
-from agentcredit.formats.trajectory_file import read_trajectory_file
 from agentcredit.formats.ctrf import read_ctrf
+from agentcredit.formats.trajectory_file import read_trajectory_file
 from agentcredit.schema import AgentInfo, CheckStatus, Condition, OutcomeStatus, TokenUsage, Trial
 
 _NO_SKILLS = re.compile(r"(?:^|[^a-z])(?:no|without|wo)[-_]?skills?(?:[^a-z]|$)")
@@ -67,7 +68,7 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
     config = result.get("config") if isinstance(result.get("config"), dict) else {}
     assert isinstance(config, dict)
     names = [str(config.get("trials_dir") or ""), str(result.get("trial_uri") or ""),
-             *folder.resolve().parts[-3:]]
+             *Path(os.path.abspath(folder)).parts[-3:]]
     text = " ".join(names).lower()
     if _NO_SKILLS.search(text):
         return "no-skills"

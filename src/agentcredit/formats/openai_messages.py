@@ -73,7 +73,7 @@ def messages_to_steps(
                 owner[call.id] = len(steps)
         reasoning = msg.get("reasoning_content") or msg.get("reasoning")
         steps.append(Step(
-            index=len(steps), source=source,  # type: ignore[arg-type]
+            index=len(steps), source=source,
             message=text, reasoning=reasoning if isinstance(reasoning, str) else None,
             tool_calls=calls, images=images, origin=origins[i],
         ))
@@ -85,7 +85,7 @@ def _calls(msg: dict[str, Any], text: str, bash_blocks: bool) -> tuple[ToolCall,
     for raw in msg.get("tool_calls") or ():
         if not isinstance(raw, dict):
             continue
-        fn = raw.get("function") if isinstance(raw.get("function"), dict) else raw
+        fn = raw["function"] if isinstance(raw.get("function"), dict) else raw
         calls.append(ToolCall(id=_opt(raw.get("id")), name=str(fn.get("name") or "unknown"),
                               arguments=arguments_dict(fn.get("arguments"))))
     if not calls and bash_blocks and msg.get("role") == "assistant":

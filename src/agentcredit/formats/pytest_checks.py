@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import warnings
 
 _TEST_FUNC = re.compile(r"^(?:async\s+)?def\s+(test\w*)\s*\(", re.MULTILINE)
 
@@ -33,14 +34,16 @@ def pytest_check_ids(file_name: str, source: str) -> tuple[list[str], str | None
     (['test_outputs.py::TestA::test_x', 'test_outputs.py::test_y'], None)
     """
     try:
-        tree = ast.parse(source)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escapes in someone else's tests
+            tree = ast.parse(source)
     except (SyntaxError, ValueError) as exc:
         ids = [f"{file_name}::{name}" for name in _TEST_FUNC.findall(source)]
         return ids, f"{file_name} does not parse as Python ({exc.__class__.__name__}); " \
             "check ids found by line search, without classes"
-    ids: list[str] = []
-    _collect(tree.body, file_name, ids)
-    return ids, None
+    found: list[str] = []
+    _collect(tree.body, file_name, found)
+    return found, None
 
 
 def _collect(body: list[ast.stmt], prefix: str, out: list[str]) -> None:
@@ -48,9 +51,9 @@ def _collect(body: list[ast.stmt], prefix: str, out: list[str]) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("test"):
                 out.append(f"{prefix}::{node.name}")
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            if not _has_init(node):
-                _collect(node.body, f"{prefix}::{node.name}", out)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test") \
+                and not _has_init(node):
+            _collect(node.body, f"{prefix}::{node.name}", out)
 
 
 def _has_init(node: ast.ClassDef) -> bool:

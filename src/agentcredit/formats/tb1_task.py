@@ -73,9 +73,9 @@ def _instruction(config: dict[str, Any]) -> str | None:
     descriptions = config.get("descriptions")
     if isinstance(descriptions, list):
         for entry in descriptions:
-            if isinstance(entry, dict) and isinstance(entry.get("description"), str):
-                if entry.get("key", "base") == "base":
-                    return str(entry["description"])
+            if isinstance(entry, dict) and isinstance(entry.get("description"), str) \
+                    and entry.get("key", "base") == "base":
+                return str(entry["description"])
     return None
 
 

@@ -142,8 +142,7 @@ def read_agent_log(path: Path) -> ParsedTrajectory:
             steps[-1] = prev.model_copy(update={"observations": obs})
         elif text:
             source = "system" if kind in ("system", "terminal") else "user"
-            steps.append(Step(index=len(steps), source=source, message=text,  # type: ignore[arg-type]
-                              origin=origin))
+            steps.append(Step(index=len(steps), source=source, message=text, origin=origin))
     agent = AgentInfo(name="mini-swe-agent")
     return ParsedTrajectory(format="mini-swe-agent-log", path=str(path), steps=tuple(steps),
                             agent=agent)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
-from agentcredit.formats._io import first_byte, parse_json, peek_first_json_line, read_bytes
+from agentcredit.formats._io import (
+    DEFAULT_MAX_BYTES,
+    file_size,
+    parse_json,
+    peek_first_json_line,
+    read_bytes,
+)
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.atif import is_atif, is_episode_list, read_atif, read_episode_list
 from agentcredit.formats.claude_code import is_claude_code_event, read_claude_code
@@ -30,13 +37,28 @@ def sniff_jsonl(path: Path) -> str | None:
     return None
 
 
+def _sniff_first_line(raw: bytes) -> str | None:
+    end = raw.find(b"\n")
+    line = raw[: end if end >= 0 else len(raw)].strip()
+    if not line.startswith(b"{") or line == b"{":
+        return None
+    try:
+        first = json.loads(line)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if is_claude_code_event(first):
+        return "claude-code"
+    return "openai-messages-jsonl" if is_message(first) else None
+
+
 def read_trajectory_file(path: Path) -> ParsedTrajectory:
     """Parse a trajectory file of any supported format; InputError when none fits."""
-    lead = first_byte(path) if path.exists() else b""
-    kind = sniff_jsonl(path) if lead == b"{" else None
+    if file_size(path) > DEFAULT_MAX_BYTES and sniff_jsonl(path) == "claude-code":
+        return read_claude_code(path)  # streamed line by line, whatever its size
+    raw = read_bytes(path)
+    kind = _sniff_first_line(raw)
     if kind == "claude-code":
         return read_claude_code(path)
-    raw = read_bytes(path)
     try:
         doc = parse_json(path, raw)
     except InputError:

@@ -2,7 +2,6 @@
 import csv
 import hashlib
 import json
-import uuid
 from pathlib import Path
 
 import pytest

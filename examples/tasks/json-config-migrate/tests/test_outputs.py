@@ -1,6 +1,5 @@
 """Checks for json-config-migrate."""
 import json
-import uuid
 from pathlib import Path
 
 OLD = Path("/app/config.v1.json")
