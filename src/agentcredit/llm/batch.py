@@ -1,0 +1,107 @@
+"""OpenAI Batch files: export deferred requests, import results into the cache.
+
+A run started with ``defer=True`` (``--batch``) writes every request it could not answer
+from the cache into the cache's pending table. ``export_batch`` writes them as OpenAI Batch
+JSONL (``custom_id`` is the cache key), which OpenAI's Batch API and vLLM's ``run_batch``
+both read. ``import_batch`` loads a results file in any order, joined on ``custom_id``;
+rerunning the same command then answers everything from the cache.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from agentcredit.formats._io import iter_jsonl_lenient
+from agentcredit.llm.cache import ResponseCache
+from agentcredit.llm.providers import ProviderError, make_provider
+from agentcredit.llm.types import ModelResponse
+
+BATCH_URL = "/v1/chat/completions"
+
+
+@dataclass
+class ExportReport:
+    """What an export wrote and what it could not."""
+
+    written: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ImportReport:
+    """What an import stored, and every line or request that did not make it."""
+
+    imported: int = 0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+
+def export_batch(cache: ResponseCache, out: Path) -> ExportReport:
+    """Write pending OpenAI-compatible requests as Batch JSONL."""
+    report = ExportReport()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as handle:
+        for key, model, body in cache.pending():
+            if not model.startswith("openai/"):
+                report.skipped.append((key, f"{model} is not an OpenAI-compatible model"))
+                continue
+            line = {"custom_id": key, "method": "POST", "url": BATCH_URL, "body": body}
+            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            report.written += 1
+    return report
+
+
+def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
+    """Store the answers of a Batch results file in the cache."""
+    report = ImportReport()
+    seen: set[str] = set()
+    for line_no, _, _, value, problem in iter_jsonl_lenient(results):
+        where = f"line {line_no}"
+        if problem is not None or not isinstance(value, dict):
+            report.errors.append((where, problem or "not a JSON object"))
+            continue
+        custom_id = value.get("custom_id")
+        if not isinstance(custom_id, str):
+            report.errors.append((where, "no custom_id"))
+            continue
+        seen.add(custom_id)
+        reason = _store(cache, custom_id, value)
+        if reason == "unknown":
+            report.unknown.append(custom_id)
+        elif reason is not None:
+            report.errors.append((custom_id, reason))
+        else:
+            report.imported += 1
+    report.missing = [key for key, _, _ in cache.pending() if key not in seen]
+    return report
+
+
+def _store(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
+    pending = cache.pending_body(key)
+    if pending is None:
+        return None if cache.get(key) is not None else "unknown"
+    model, _ = pending
+    error = line.get("error")
+    response = line.get("response")
+    if error:
+        message = error.get("message") if isinstance(error, dict) else str(error)
+        return f"error line: {message}"
+    if not isinstance(response, dict) or not isinstance(response.get("body"), dict):
+        return "no response body"
+    status = response.get("status_code")
+    if status != 200:
+        return f"status {status}"
+    provider = make_provider(model)
+    try:
+        answer = provider.answer_from_body(response["body"])
+    except ProviderError as exc:
+        return exc.message
+    record = ModelResponse(text=answer.text, usage=answer.usage, model=model,
+                           request_id=response.get("request_id") or answer.request_id,
+                           cache_key=key)
+    cache.put(key, model, record.model_dump(mode="json"))
+    return None

@@ -1,0 +1,135 @@
+"""A SQLite cache of model answers, safe for several processes at once.
+
+Keys are sha256 of the canonical JSON (sorted keys, no whitespace) of exactly what
+changes the output: provider, model, messages, schema and generation settings. The same
+database also holds requests deferred for a batch file (see :mod:`agentcredit.llm.batch`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS failures (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    failure TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
+"""
+
+
+def default_cache_path() -> Path:
+    """``$AGENTCREDIT_CACHE``, else ``$XDG_CACHE_HOME/agentcredit/responses.sqlite``."""
+    explicit = os.environ.get("AGENTCREDIT_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "agentcredit" / "responses.sqlite"
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace.
+
+    >>> canonical_json({"b": 1, "a": [1, 2]})
+    '{"a":[1,2],"b":1}'
+    """
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cache_key(request: dict[str, Any]) -> str:
+    """sha256 hex of the canonical JSON of a request description."""
+    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """Answers by key. Thread-safe; WAL mode and a busy timeout for concurrent processes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
+                                   isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.executescript(_SCHEMA)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored response for a key, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT response FROM responses WHERE key = ?",
+                                   (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
+        """Store a response (replacing one that did not validate)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, model, response, created_at) "
+                "VALUES (?, ?, ?, ?)", (key, model, canonical_json(response), time.time()))
+            self._db.execute("DELETE FROM pending WHERE key = ?", (key,))
+            self._db.execute("DELETE FROM failures WHERE key = ?", (key,))
+
+    def put_failure(self, key: str, model: str, failure: dict[str, Any]) -> None:
+        """Record that a request failed, so that a rerun does not pay for it again."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO failures (key, model, failure, created_at) "
+                "VALUES (?, ?, ?, ?)", (key, model, canonical_json(failure), time.time()))
+
+    def get_failure(self, key: str) -> dict[str, Any] | None:
+        """The recorded failure of a request, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT failure FROM failures WHERE key = ?",
+                                   (key,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def add_pending(self, key: str, model: str, body: dict[str, Any]) -> None:
+        """Remember a request to be sent later in a batch file."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR IGNORE INTO pending (key, model, body, created_at) VALUES (?, ?, ?, ?)",
+                (key, model, canonical_json(body), time.time()))
+
+    def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """Deferred requests as (key, model, request body), oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT key, model, body FROM pending ORDER BY created_at, key").fetchall()
+        return [(k, m, json.loads(b)) for k, m, b in rows]
+
+    def pending_body(self, key: str) -> tuple[str, dict[str, Any]] | None:
+        """The model and body of one deferred request."""
+        with self._lock:
+            row = self._db.execute("SELECT model, body FROM pending WHERE key = ?",
+                                   (key,)).fetchone()
+        return None if row is None else (row[0], json.loads(row[1]))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._db.close()

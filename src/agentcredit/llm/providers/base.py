@@ -1,0 +1,78 @@
+"""What every provider implements, and the typed error it raises."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentcredit.llm.types import FailureKind, GenerationConfig, Message, Usage
+
+
+class ProviderError(Exception):
+    """A failed call, classified so the client can decide to retry."""
+
+    def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True)
+class RawAnswer:
+    """A provider's answer before schema validation."""
+
+    text: str
+    usage: Usage
+    request_id: str | None = None
+
+
+class Provider(Protocol):
+    """One backend: builds wire bodies and sends them."""
+
+    name: str
+    model: str
+
+    def body(self, messages: list[Message], schema: dict[str, Any] | None,
+             config: GenerationConfig) -> dict[str, Any]:
+        """The request body in the provider's wire format."""
+        ...
+
+    async def send(self, body: dict[str, Any], timeout: float) -> RawAnswer:
+        """Send one request; raises ProviderError."""
+        ...
+
+    def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
+        """Decode a response body (as found in a batch results file)."""
+        ...
+
+
+def status_kind(status: int) -> FailureKind:
+    """Failure kind of an HTTP status.
+
+    >>> status_kind(429), status_kind(503), status_kind(401), status_kind(400)
+    ('rate_limit', 'server_error', 'auth', 'bad_request')
+    """
+    if status == 429:
+        return "rate_limit"
+    if status in (408, 409) or status >= 500:
+        return "server_error" if status >= 500 else "timeout"
+    if status in (401, 403):
+        return "auth"
+    return "bad_request"
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Seconds from a Retry-After (or retry-after-ms) header, when present and numeric."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            return float(ms) / 1000.0
+        value = headers.get("retry-after")
+        return None if value is None else float(value)
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,139 @@
+"""Every OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, Ollama, OpenRouter) via the SDK.
+
+Structured output asks for ``response_format`` json_schema; a server that rejects it is
+asked again in JSON mode, and the answer is validated by the client either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from agentcredit.llm.providers.base import (
+    ProviderError,
+    RawAnswer,
+    retry_after_seconds,
+    status_kind,
+)
+from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
+
+
+class OpenAICompatProvider:
+    """Chat completions over the official ``openai`` SDK (its own retries turned off)."""
+
+    name = "openai"
+
+    def __init__(self, model: str, *, base_url: str | None = None,
+                 api_key: str | None = None) -> None:
+        self.model = model
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self._clients: dict[int, Any] = {}
+        self.json_mode_only = False
+
+    def _client(self) -> Any:
+        # One SDK client per event loop: its connection pool is bound to the loop.
+        import openai
+
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
+                                        max_retries=0)
+            self._clients = {loop_id: client}
+        return client
+
+    def body(self, messages: list[Message], schema: dict[str, Any] | None,
+             config: GenerationConfig) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model,
+                                "messages": [_message(m) for m in messages],
+                                "max_tokens": config.max_tokens}
+        for key in ("temperature", "top_p", "seed"):
+            value = getattr(config, key)
+            if value is not None:
+                body[key] = value
+        if schema is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "answer", "schema": schema, "strict": False}}
+        return body
+
+    async def send(self, body: dict[str, Any], timeout: float) -> RawAnswer:
+        import openai
+
+        if self.json_mode_only and "response_format" in body:
+            body = {**body, "response_format": {"type": "json_object"}}
+        try:
+            completion = await self._client().chat.completions.create(**body, timeout=timeout)
+        except openai.BadRequestError as exc:
+            if "response_format" in body and body["response_format"]["type"] == "json_schema" \
+                    and _mentions_format(exc):
+                self.json_mode_only = True
+                return await self.send(body, timeout)
+            raise _error(exc) from None
+        except openai.APIError as exc:
+            raise _error(exc) from None
+        except (ValueError, TypeError) as exc:
+            raise ProviderError("malformed_response", f"undecodable answer: {exc}") from None
+        return self._answer(completion.model_dump() if hasattr(completion, "model_dump")
+                            else completion, getattr(completion, "_request_id", None))
+
+    def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
+        return self._answer(response, response.get("id"))
+
+    def _answer(self, data: Any, request_id: str | None) -> RawAnswer:
+        if not isinstance(data, dict):
+            raise ProviderError("malformed_response", f"answer is {type(data).__name__}, "
+                                "not a chat completion")
+        choices = data.get("choices") or []
+        if not choices or not isinstance(choices[0], dict):
+            raise ProviderError("malformed_response", "answer has no choices")
+        message = choices[0].get("message") or {}
+        text = message.get("content")
+        if not isinstance(text, str):
+            raise ProviderError("malformed_response", "answer has no text content")
+        usage = data.get("usage") or {}
+        details = usage.get("prompt_tokens_details") or {}
+        return RawAnswer(text=text, request_id=request_id, usage=Usage(
+            input=int(usage.get("prompt_tokens") or 0),
+            cached_input=int(details.get("cached_tokens") or 0),
+            output=int(usage.get("completion_tokens") or 0)))
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message.content, str):
+        return {"role": message.role, "content": message.content}
+    parts: list[dict[str, Any]] = []
+    for part in message.content:
+        if isinstance(part, ImagePart):
+            url = part.url or f"data:{part.mime_type};base64,{part.data}"
+            parts.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            parts.append({"type": "text", "text": part.text})
+    return {"role": message.role, "content": parts}
+
+
+def _mentions_format(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return "response_format" in text or "json_schema" in text
+
+
+def _error(exc: Exception) -> ProviderError:
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return ProviderError("timeout", "request timed out")
+    if isinstance(exc, openai.APIConnectionError):
+        return ProviderError("connection", f"connection failed: {exc}")
+    if isinstance(exc, openai.APIStatusError):
+        headers = getattr(exc.response, "headers", None)
+        return ProviderError(status_kind(exc.status_code), _one_line(exc),
+                             status=exc.status_code, retry_after=retry_after_seconds(headers))
+    if isinstance(exc, openai.APIResponseValidationError):
+        return ProviderError("malformed_response", _one_line(exc))
+    return ProviderError("unknown", _one_line(exc))
+
+
+def _one_line(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else exc.__class__.__name__

@@ -1,0 +1,87 @@
+"""Removing secrets from text before it leaves the machine.
+
+Each pattern replaces the secret (not its surrounding label) with ``[REDACTED:<kind>]``.
+Patterns favour precision: a redaction that eats evidence is also a cost.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+_PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
+    ("private_key", re.compile(
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), 0),
+    ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 0),
+    ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA|AIDA|AROA)[0-9A-Z]{16}\b"), 0),
+    ("aws_secret_access_key", re.compile(
+        r"(?i)(aws_secret_access_key|aws_secret_key|secretaccesskey)([\"']?\s*[:=]\s*[\"']?)"
+        r"([A-Za-z0-9/+=]{40})"), 3),
+    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
+    ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), 0),
+    ("stripe_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
+    ("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
+    ("google_oauth_token", re.compile(r"\bya29\.[0-9A-Za-z_\-]{20,}"), 0),
+    ("huggingface_token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 0),
+    ("npm_token", re.compile(r"\bnpm_[A-Za-z0-9]{36}"), 0),
+    ("pypi_token", re.compile(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}"), 0),
+    ("sendgrid_key", re.compile(r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}"), 0),
+    ("twilio_key", re.compile(r"\bSK[0-9a-f]{32}\b"), 0),
+    ("digitalocean_token", re.compile(r"\bdo[por]_v1_[a-f0-9]{64}"), 0),
+    ("azure_storage_key", re.compile(r"(AccountKey=)([A-Za-z0-9+/=]{40,})"), 2),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
+    ("bearer_token", re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/\-]{16,}=*)"), 2),
+    ("basic_auth", re.compile(r"(?i)(\bauthorization:\s*basic\s+)([A-Za-z0-9+/]{8,}=*)"), 2),
+    ("url_password", re.compile(r"\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"), 2),
+    ("password_assignment", re.compile(
+        r"(?i)\b((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)"
+        r"[\"']?\s*[:=]\s*[\"']?)([^\s\"',;]{6,})"), 2),
+]
+
+
+@dataclass
+class Redactor:
+    """Replaces secrets and counts what it replaced, by kind."""
+
+    enabled: bool = True
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def __call__(self, text: str) -> str:
+        """Text with every recognised secret replaced by a marker.
+
+        >>> Redactor()("key=AKIAABCDEFGHIJKLMNOP")
+        'key=[REDACTED:aws_access_key_id]'
+        """
+        if not self.enabled or not text:
+            return text
+        for kind, pattern, group in _PATTERNS:
+            text = pattern.sub(self._replacer(kind, group), text)
+        return text
+
+    def _replacer(self, kind: str, group: int):  # type: ignore[no-untyped-def]
+        marker = f"[REDACTED:{kind}]"
+
+        def replace(match: re.Match[str]) -> str:
+            if match.group(0).count("[REDACTED:") and kind == "password_assignment":
+                return match.group(0)
+            self.counts[kind] += 1
+            if group == 0:
+                return marker
+            start = match.start(group) - match.start()
+            end = match.end(group) - match.start()
+            whole = match.group(0)
+            return whole[:start] + marker + whole[end:]
+
+        return replace
+
+    @property
+    def total(self) -> int:
+        """How many secrets were replaced so far."""
+        return sum(self.counts.values())
+
+
+KINDS: tuple[str, ...] = tuple(kind for kind, _, _ in _PATTERNS)

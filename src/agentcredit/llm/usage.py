@@ -1,0 +1,82 @@
+"""Usage accounting across a run: calls, tokens, cache hits, failures and cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentcredit.llm.types import ModelFailure, ModelResponse
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float
+    output: float
+    cached_input: float | None = None
+
+
+@dataclass
+class UsageLedger:
+    """Running totals for one run; ``summary()`` gives the numbers a user sees."""
+
+    prices: dict[str, Price] = field(default_factory=dict)
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    cached_input_tokens: int = 0
+    output_tokens: int = 0
+    redactions: int = 0
+    failures: Counter[str] = field(default_factory=Counter)
+    cost_usd: float = 0.0
+    unpriced_models: set[str] = field(default_factory=set)
+
+    def record(self, result: ModelResponse | ModelFailure) -> None:
+        """Add one call's outcome."""
+        if isinstance(result, ModelFailure):
+            self.failures[result.kind] += 1
+            return
+        if result.cached:
+            self.cache_hits += 1
+            return
+        self.calls += 1
+        usage = result.usage
+        self.input_tokens += usage.input
+        self.cached_input_tokens += usage.cached_input
+        self.output_tokens += usage.output
+        price = self.prices.get(result.model) or self.prices.get(result.model.split("/", 1)[-1])
+        if price is None:
+            self.unpriced_models.add(result.model)
+            return
+        fresh = usage.input - usage.cached_input
+        cached_rate = price.cached_input if price.cached_input is not None else price.input
+        self.cost_usd += (fresh * price.input + usage.cached_input * cached_rate
+                          + usage.output * price.output) / 1e6
+
+    def summary(self) -> dict[str, Any]:
+        """Totals as a plain dict (cost is None when no price was known)."""
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "input_tokens": self.input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "output_tokens": self.output_tokens,
+            "failures": dict(self.failures),
+            "redactions": self.redactions,
+            "cost_usd": round(self.cost_usd, 6) if self.prices else None,
+            "unpriced_models": sorted(self.unpriced_models),
+        }
+
+
+def load_prices(raw: dict[str, Any]) -> dict[str, Price]:
+    """A price table from a mapping ``model -> {input, output, cached_input}`` ($/Mtok)."""
+    table: dict[str, Price] = {}
+    for model, entry in raw.items():
+        if not isinstance(entry, dict):
+            raise ValueError(f"price of {model!r} must be a table with input and output")
+        cached = entry.get("cached_input")
+        table[model] = Price(float(entry["input"]), float(entry["output"]),
+                             float(cached) if cached is not None else None)
+    return table

@@ -1,0 +1,200 @@
+"""The model layer over real HTTP, through the real SDKs, against the loopback fake server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from agentcredit.llm import (
+    ImagePart,
+    Message,
+    ModelCallError,
+    ModelClient,
+    ModelFailure,
+    ModelResponse,
+    ResponseCache,
+    RetryPolicy,
+    TextPart,
+    make_provider,
+    user,
+)
+from tests.llm.fake_server import FakeLLMServer
+
+FAST = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+def client(server: FakeLLMServer, tmp_path: Path | None = None, *, provider: str = "openai",
+           **options: object) -> ModelClient:
+    base = f"{server.url}/v1" if provider == "openai" else server.url
+    prov = make_provider(f"{provider}/fake-model", base_url=base, api_key="sk-test")
+    cache = ResponseCache(tmp_path / "cache.sqlite") if tmp_path is not None else None
+    opts: dict[str, object] = {"retry": FAST, "timeout": 5.0, **options}
+    return ModelClient(prov, cache=cache, **opts)  # type: ignore[arg-type]
+
+
+def ok(result: ModelResponse | ModelFailure) -> ModelResponse:
+    assert isinstance(result, ModelResponse), result
+    return result
+
+
+def test_openai_answer_usage_and_request_id() -> None:
+    with FakeLLMServer() as server:
+        result = ok(client(server).generate_sync([user("hello")]))
+    assert result.text == "echo: hello"
+    assert result.usage.input > 0 and result.usage.cached_input == result.usage.input // 2
+    assert result.request_id == "req-0" and result.model == "openai/fake-model"
+    assert not result.cached and result.attempts == 1
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "drop", "malformed"])
+def test_transient_faults_are_retried(fault: str) -> None:
+    plan = lambda i, body: fault if i == 0 else None  # noqa: E731
+    with FakeLLMServer(faults=plan) as server:
+        result = ok(client(server).generate_sync([user("x")]))
+        assert server.count == 2
+    assert result.attempts == 2
+
+
+def test_retry_after_is_honoured() -> None:
+    plan = lambda i, body: "429" if i == 0 else None  # noqa: E731
+    with FakeLLMServer(faults=plan, retry_after=0.4) as server:
+        import time
+
+        start = time.perf_counter()
+        ok(client(server).generate_sync([user("x")]))
+        assert time.perf_counter() - start >= 0.4
+
+
+def test_slow_answers_time_out_into_a_typed_failure() -> None:
+    with FakeLLMServer(faults=lambda i, body: "slow", slow_seconds=1.0) as server:
+        result = client(server, retry=RetryPolicy(max_attempts=2, base_delay=0.01),
+                        timeout=0.3).generate_sync([user("x")])
+        assert server.count == 2
+    assert isinstance(result, ModelFailure)
+    assert (result.kind, result.attempts) == ("timeout", 2)
+
+
+def test_persistent_server_errors_end_as_a_failure_or_an_exception() -> None:
+    with FakeLLMServer(faults=lambda i, body: "500") as server:
+        result = client(server).generate_sync([user("x")])
+        assert isinstance(result, ModelFailure) and result.kind == "server_error"
+        assert result.status == 500 and server.count == FAST.max_attempts
+        with pytest.raises(ModelCallError, match="server_error"):
+            client(server, raise_on_failure=True).generate_sync([user("x")])
+
+
+def test_schema_violation_is_repaired_with_the_error_shown() -> None:
+    plan = lambda i, body: "schema" if i == 0 else None  # noqa: E731
+    with FakeLLMServer(faults=plan) as server:
+        result = ok(client(server).generate_sync([user("q")], schema=Answer))
+        second = server.requests[1]["messages"]
+    assert result.parsed == {"answer": second[-1]["content"][:200]}
+    assert second[-2] == {"role": "assistant", "content": '{"unexpected": true}'}
+    assert "Field required" in second[-1]["content"]
+
+
+def test_schema_never_repaired_is_a_schema_failure() -> None:
+    with FakeLLMServer(faults=lambda i, body: "schema") as server:
+        result = client(server).generate_sync([user("q")], schema=Answer)
+        assert server.count == 1 + FAST.max_repairs
+    assert isinstance(result, ModelFailure) and result.kind == "schema_validation"
+
+
+def test_servers_without_json_schema_fall_back_to_json_mode() -> None:
+    with FakeLLMServer(faults=lambda i, body: "reject_format") as server:
+        result = ok(client(server).generate_sync([user("q")], schema=Answer))
+        formats = [r.get("response_format", {}).get("type") for r in server.requests]
+    assert result.parsed == {"answer": "q"}
+    assert formats == ["json_schema", "json_object"]
+
+
+def test_anthropic_text_structured_and_rate_limited() -> None:
+    plan = lambda i, body: "429" if i == 1 else None  # noqa: E731
+    with FakeLLMServer(faults=plan) as server:
+        c = client(server, provider="anthropic")
+        text = ok(c.generate_sync([Message(role="system", content="be brief"), user("hi")]))
+        structured = ok(c.generate_sync([user("q")], schema=Answer))
+        first = server.requests[0]
+        assert server.paths[0] == "/v1/messages"
+    assert text.text == "echo: hi" and first["system"] == "be brief"
+    assert structured.parsed == {"answer": "q"} and structured.attempts == 2
+
+
+def test_images_reach_both_providers_in_their_own_format() -> None:
+    image = ImagePart.from_bytes(b"\x89PNG fake", "image/png")
+    message = Message(role="user", content=(TextPart(text="what is this?"), image))
+    with FakeLLMServer() as server:
+        ok(client(server).generate_sync([message]))
+        ok(client(server, provider="anthropic").generate_sync([message]))
+        openai_part = server.requests[0]["messages"][0]["content"][1]
+        anthropic_part = server.requests[1]["messages"][0]["content"][1]
+    assert openai_part["image_url"]["url"].startswith("data:image/png;base64,")
+    assert anthropic_part["source"] == {"type": "base64", "media_type": "image/png",
+                                        "data": image.data}
+
+
+def test_cache_makes_reruns_free_and_no_cache_does_not(tmp_path: Path) -> None:
+    with FakeLLMServer() as server:
+        first = ok(client(server, tmp_path).generate_sync([user("a")], schema=Answer))
+        again = ok(client(server, tmp_path).generate_sync([user("a")], schema=Answer))
+        assert server.count == 1
+        ok(client(server).generate_sync([user("a")], schema=Answer))
+        assert server.count == 2
+    assert again.cached and again.parsed == first.parsed and again.attempts == 0
+
+
+def test_two_hundred_requests_with_thirty_percent_faults(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    kinds = ["429", "500", "drop", "malformed", "schema", "slow"]
+    plan_table = {}
+
+    def plan(i: int, body: dict[str, object]) -> str | None:
+        if i not in plan_table:
+            plan_table[i] = rng.choice(kinds) if rng.random() < 0.3 else None
+        return plan_table[i]
+
+    prompts = [[user(f"question {n}")] for n in range(200)]
+
+    async def run(c: ModelClient) -> list[ModelResponse | ModelFailure]:
+        return list(await asyncio.gather(*(c.generate(p, schema=Answer) for p in prompts)))
+
+    with FakeLLMServer(faults=plan, slow_seconds=0.5) as server:
+        c = client(server, tmp_path, concurrency=16, timeout=0.3,
+                   retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02))
+        results = asyncio.run(run(c))
+        sent = server.count
+        rerun = asyncio.run(run(client(server, tmp_path)))
+        assert server.count == sent
+    answered = [r for r in results if isinstance(r, ModelResponse)]
+    failed = [r for r in results if isinstance(r, ModelFailure)]
+    assert len(answered) + len(failed) == 200 and len(answered) > 150
+    assert all(r.kind in {"timeout", "server_error", "rate_limit", "connection",
+                          "malformed_response", "schema_validation"} for r in failed)
+    assert all(r.parsed is not None for r in answered)
+    assert sum(isinstance(r, ModelResponse) and r.cached for r in rerun) == len(answered)
+    assert c.ledger.summary()["failures"] == {k: sum(1 for f in failed if f.kind == k)
+                                              for k in {f.kind for f in failed}}
+
+
+def test_unknown_provider_suggests_the_right_name() -> None:
+    from agentcredit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="did you mean 'anthropic'"):
+        make_provider("antropic/claude")
+
+
+def test_request_bodies_are_json_serialisable() -> None:
+    provider = make_provider("openai/m", base_url="http://127.0.0.1:9/v1")
+    from agentcredit.llm import GenerationConfig
+
+    body = provider.body([user("x")], Answer.model_json_schema(), GenerationConfig(seed=3))
+    assert json.loads(json.dumps(body))["seed"] == 3
