@@ -33,6 +33,10 @@ def default_responder(body: dict[str, Any]) -> str:
     return json.dumps({"answer": str(last)[:200]}) if wants_json else f"echo: {last}"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog of 5 drops bursts of new connections
+
+
 class FakeLLMServer:
     """Start with ``with FakeLLMServer(...) as server:``; ``server.url`` is the base URL."""
 
@@ -47,7 +51,7 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -77,6 +81,12 @@ class FakeLLMServer:
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
+
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes; without this, Nagle's algorithm
+                # and the client's delayed ACK add ~40 ms to every answer.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", "0"))

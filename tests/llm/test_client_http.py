@@ -51,7 +51,7 @@ def test_openai_answer_usage_and_request_id() -> None:
         result = ok(client(server).generate_sync([user("hello")]))
     assert result.text == "echo: hello"
     assert result.usage.input > 0 and result.usage.cached_input == result.usage.input // 2
-    assert result.request_id == "req-0" and result.model == "openai/fake-model"
+    assert result.request_id == "chatcmpl-fake" and result.model == "openai/fake-model"
     assert not result.cached and result.attempts == 1
 
 
@@ -165,7 +165,10 @@ def test_two_hundred_requests_with_thirty_percent_faults(tmp_path: Path) -> None
     prompts = [[user(f"question {n}")] for n in range(200)]
 
     async def run(c: ModelClient) -> list[ModelResponse | ModelFailure]:
-        return list(await asyncio.gather(*(c.generate(p, schema=Answer) for p in prompts)))
+        try:
+            return list(await asyncio.gather(*(c.generate(p, schema=Answer) for p in prompts)))
+        finally:
+            await c.aclose()
 
     with FakeLLMServer(faults=plan, slow_seconds=0.5) as server:
         c = client(server, tmp_path, concurrency=16, timeout=0.3,

@@ -145,7 +145,18 @@ class ModelClient:
         config: GenerationConfig | None = None,
     ) -> ModelResponse | ModelFailure:
         """Blocking form of :meth:`generate` for scripts and notebooks."""
-        return asyncio.run(self.generate(messages, schema=schema, config=config))
+
+        async def once() -> ModelResponse | ModelFailure:
+            try:
+                return await self.generate(messages, schema=schema, config=config)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(once())
+
+    async def aclose(self) -> None:
+        """Close connections opened in the running event loop (call before it ends)."""
+        await self.provider.aclose()
 
     def _from_cache(self, key: str, schema: type[BaseModel] | None) -> ModelResponse | None:
         if self.cache is None:

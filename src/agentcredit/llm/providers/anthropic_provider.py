@@ -55,6 +55,12 @@ class AnthropicProvider:
             self._clients = {loop_id: client}
         return client
 
+    async def aclose(self) -> None:
+        """Close the SDK client of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
+
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
         system = "\n\n".join(m.text() for m in messages if m.role == "system")

@@ -35,6 +35,10 @@ class Provider(Protocol):
     name: str
     model: str
 
+    async def aclose(self) -> None:
+        """Release connections held for the running event loop."""
+        ...
+
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
         """The request body in the provider's wire format."""

@@ -44,6 +44,12 @@ class OpenAICompatProvider:
             self._clients = {loop_id: client}
         return client
 
+    async def aclose(self) -> None:
+        """Close the SDK client of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
+
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model,
@@ -64,7 +70,10 @@ class OpenAICompatProvider:
         if self.json_mode_only and "response_format" in body:
             body = {**body, "response_format": {"type": "json_object"}}
         try:
-            completion = await self._client().chat.completions.create(**body, timeout=timeout)
+            # The SDK's documented generic POST: same HTTP client, auth and errors, without
+            # the typed (de)serialisation that costs ~2 ms of CPU per call.
+            completion = await self._client().post(
+                "/chat/completions", body=body, cast_to=object, options={"timeout": timeout})
         except openai.BadRequestError as exc:
             if "response_format" in body and body["response_format"]["type"] == "json_schema" \
                     and _mentions_format(exc):
@@ -75,8 +84,8 @@ class OpenAICompatProvider:
             raise _error(exc) from None
         except (ValueError, TypeError) as exc:
             raise ProviderError("malformed_response", f"undecodable answer: {exc}") from None
-        return self._answer(completion.model_dump() if hasattr(completion, "model_dump")
-                            else completion, getattr(completion, "_request_id", None))
+        request_id = completion.get("id") if isinstance(completion, dict) else None
+        return self._answer(completion, request_id)
 
     def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
         return self._answer(response, response.get("id"))

@@ -53,6 +53,9 @@ class ScriptedProvider:
         self.calls = 0
         self._lock = threading.Lock()
 
+    async def aclose(self) -> None:
+        """Nothing to close."""
+
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
         return {"model": self.model, "messages": [m.model_dump(mode="json") for m in messages],

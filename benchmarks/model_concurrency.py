@@ -1,0 +1,69 @@
+"""Throughput of the model layer against the loopback fake server.
+
+320 requests, 200 ms server latency, 32 concurrent requests: the ideal is 10 waves of
+200 ms = 2.0 s. Prints the elapsed time and its ratio to the ideal (target <= 1.15).
+
+    python benchmarks/model_concurrency.py [--requests 320] [--latency 0.2] [--concurrency 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.llm.fake_server import FakeLLMServer
+
+from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
+
+
+async def run(client: ModelClient, n: int) -> int:
+    try:
+        results = await asyncio.gather(*(client.generate([user(f"request {i}")])
+                                         for i in range(n)))
+    finally:
+        await client.aclose()
+    return sum(isinstance(r, ModelResponse) for r in results)
+
+
+def _serve(latency: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    # The server gets its own process (and GIL), as a real endpoint would; a short GIL
+    # switch interval keeps its 32 handler threads from queueing behind one another.
+    sys.setswitchinterval(1e-4)
+    with FakeLLMServer(latency=latency) as server:
+        queue.put(server.url)
+        time.sleep(3600)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=320)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_serve, args=(args.latency, queue), daemon=True)
+    proc.start()
+    try:
+        url = queue.get(timeout=30)
+        provider = make_provider("openai/bench", base_url=f"{url}/v1", api_key="sk-x")
+        client = ModelClient(provider, concurrency=args.concurrency)
+        asyncio.run(run(client, 4))  # warm up imports
+        start = time.perf_counter()
+        answered = asyncio.run(run(client, args.requests))
+        elapsed = time.perf_counter() - start
+    finally:
+        proc.terminate()
+    ideal = -(-args.requests // args.concurrency) * args.latency
+    print(f"{answered}/{args.requests} answered in {elapsed:.2f} s; ideal {ideal:.2f} s")
+    print(f"ratio elapsed / ideal: {elapsed / ideal:.3f}  (target <= 1.15)")
+
+
+if __name__ == "__main__":
+    main()
