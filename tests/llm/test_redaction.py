@@ -19,7 +19,8 @@ SECRETS = {
     "google_oauth_token": "Authorization token ya29.a0AfH6SMBxYzAbCdEfGhIjKlMnOp",
     "huggingface_token": "HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567",
     "npm_token": "//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-    "pypi_token": "password = pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAAC",
+    "pypi_token": "password = "
+                  "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAAC",
     "sendgrid_key": "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",
     "twilio_key": "TWILIO_API_KEY=SK0123456789abcdef0123456789abcdef",
     "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nq9Xh2\n"

@@ -20,7 +20,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
     ("aws_secret_access_key", re.compile(
         r"(?i)(aws_secret_access_key|aws_secret_key|secretaccesskey)([\"']?\s*[:=]\s*[\"']?)"
         r"([A-Za-z0-9/+=]{40})"), 3),
-    ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
+    ("github_token",
+     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), 0),
     ("gitlab_token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
     ("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), 0),
     ("stripe_key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),

@@ -14,10 +14,11 @@ PROVIDERS = ("openai", "anthropic", "scripted")
 def make_provider(spec: str, **options: Any) -> Provider:
     """A provider from ``provider/model``; unknown providers get a "did you mean".
 
-    >>> make_provider("opneai/gpt-4o")
-    Traceback (most recent call last):
-    ...
-    agentcredit.errors.ConfigError: unknown provider 'opneai' in 'opneai/gpt-4o'; did you mean 'openai'? (known: openai, anthropic, scripted)
+    >>> try:
+    ...     make_provider("opneai/gpt-4o")
+    ... except ConfigError as exc:
+    ...     print(str(exc).split(";")[1].split("?")[0])
+     did you mean 'openai'
     """
     provider, sep, model = spec.partition("/")
     if not sep or not model:

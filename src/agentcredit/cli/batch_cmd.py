@@ -1,0 +1,61 @@
+"""``agentcredit batch export|import``: OpenAI Batch files for deferred model calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agentcredit.llm.batch import export_batch, import_batch
+from agentcredit.llm.cache import ResponseCache, default_cache_path
+
+app = typer.Typer(help="Export deferred model requests as OpenAI Batch JSONL; import results.",
+                  no_args_is_help=True)
+CacheOption = Annotated[
+    Path | None,
+    typer.Option("--cache", help="Response cache (default: $AGENTCREDIT_CACHE or "
+                 "~/.cache/agentcredit/responses.sqlite)."),
+]
+
+
+@app.command("export")
+def export(
+    out: Annotated[Path, typer.Option("--out", help="Where to write the requests JSONL.")],
+    cache: CacheOption = None,
+) -> None:
+    """Write every deferred (pending) request as one Batch request line."""
+    console = Console()
+    store = ResponseCache(cache or default_cache_path())
+    report = export_batch(store, out)
+    console.print(f"wrote {report.written} requests to {out}")
+    for key, reason in report.skipped:
+        console.print(f"  [yellow]skipped[/yellow] {key[:12]}…: {reason}")
+    if report.written:
+        console.print("send it with OpenAI's Batch API or vLLM's run_batch, then: "
+                      f"agentcredit batch import RESULTS --cache {store.path}")
+
+
+@app.command("import")
+def import_(
+    results: Annotated[Path, typer.Argument(help="A Batch results JSONL file.")],
+    cache: CacheOption = None,
+) -> None:
+    """Load a results file into the cache (joined on custom_id); exit 2 if anything is off."""
+    console = Console()
+    if not results.is_file():
+        console.print(f"[red]error[/red] {results}: no such results file")
+        raise typer.Exit(2)
+    store = ResponseCache(cache or default_cache_path())
+    report = import_batch(store, results)
+    console.print(f"imported {report.imported} answers into {store.path}")
+    for where, reason in report.errors:
+        console.print(f"  [red]x[/red] {where}: {reason}")
+    if report.unknown:
+        console.print(f"  [yellow]{len(report.unknown)} answers match no pending request[/yellow]")
+    if report.missing:
+        console.print(f"  [yellow]{len(report.missing)} pending requests have no answer in the "
+                      "file[/yellow] (they stay pending)")
+    if report.errors or report.missing:
+        raise typer.Exit(2)
