@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agentcredit.cli import batch_cmd, inspect_cmd
+from agentcredit.cli import batch_cmd, checklists_cmd, inspect_cmd
 
 app = typer.Typer(
     name="agentcredit",
@@ -14,6 +14,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("inspect")(inspect_cmd.inspect)
+app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")
 
 

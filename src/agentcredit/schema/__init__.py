@@ -1,5 +1,6 @@
 """Persisted records: pydantic v2 models, frozen, ``extra="forbid"``."""
 
+from agentcredit.schema.checklist import Checklist, ChecklistItem, Route, RulesRef, Waiver
 from agentcredit.schema.records import (
     AgentInfo,
     CheckStatus,
@@ -21,6 +22,11 @@ from agentcredit.schema.records import (
 )
 
 __all__ = [
+    "Checklist",
+    "ChecklistItem",
+    "Route",
+    "RulesRef",
+    "Waiver",
     "AgentInfo",
     "CheckStatus",
     "Condition",

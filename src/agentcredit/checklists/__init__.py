@@ -1,0 +1,31 @@
+"""GCPC checklists: rules, derivation, synthesis, gates and freezing."""
+
+from agentcredit.checklists.build import BuildReport, build_checklists, derive_checklist
+from agentcredit.checklists.freeze import (
+    ChecklistIntegrityError,
+    checklist_hash,
+    freeze,
+    load_checklist,
+    load_checklists,
+)
+from agentcredit.checklists.gates import GateFailure, run_gates
+from agentcredit.checklists.rules import Rules, load_rules
+from agentcredit.checklists.synthesize import PROMPT_VERSION, Rejection, synthesize
+
+__all__ = [
+    "PROMPT_VERSION",
+    "BuildReport",
+    "ChecklistIntegrityError",
+    "GateFailure",
+    "Rejection",
+    "Rules",
+    "build_checklists",
+    "checklist_hash",
+    "derive_checklist",
+    "freeze",
+    "load_checklist",
+    "load_checklists",
+    "load_rules",
+    "run_gates",
+    "synthesize",
+]

@@ -1,0 +1,146 @@
+"""Freezing checklists: one JSON file per task plus a lock file of hashes.
+
+``DIR/<task_id>.json`` holds the checklist; ``DIR/checklists.lock`` maps every task id to its
+checklist hash. A frozen checklist is never overwritten without ``force``, and
+:func:`load_checklist` refuses one whose content no longer matches its hash or the lock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from agentcredit.checklists.gates import HASH, LOCK, GateFailure
+from agentcredit.checklists.rules import Rules
+from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.llm.cache import cache_key
+from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
+
+LOCK_NAME = "checklists.lock"
+
+
+class ChecklistIntegrityError(AgentCreditError):
+    """A frozen checklist was edited after freezing (hash or lock mismatch)."""
+
+
+class AlreadyFrozenError(AgentCreditError):
+    """Freezing would overwrite a frozen checklist and ``force`` was not given."""
+
+
+def checklist_hash(task_id: str, items: tuple[ChecklistItem, ...] | list[ChecklistItem]) -> str:
+    """sha256 of the canonical JSON of the task id and the items."""
+    return cache_key({"task_id": task_id,
+                      "items": [item.model_dump(mode="json") for item in items]})
+
+
+def file_name(task_id: str) -> str:
+    """A safe file name for a task id (path separators replaced).
+
+    >>> file_name("sub/t1.1-of-5")
+    'sub__t1.1-of-5.json'
+    """
+    return task_id.replace("/", "__").replace("\\", "__") + ".json"
+
+
+def make_checklist(task_id: str, items: list[ChecklistItem], waivers: list[Waiver],
+                   rules: Rules, *, synthesizer: str, prompt_version: str) -> Checklist:
+    """A checklist record with its hash and creation time."""
+    return Checklist(
+        task_id=task_id, items=tuple(items), waivers=tuple(waivers),
+        rules=RulesRef(**rules.ref()), synthesizer=synthesizer, prompt_version=prompt_version,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        hash=checklist_hash(task_id, items))
+
+
+def freeze(checklist: Checklist, directory: Path, *, force: bool = False) -> Path:
+    """Write a checklist and record its hash in the lock file (atomically)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / file_name(checklist.task_id)
+    if path.exists() and not force:
+        raise AlreadyFrozenError(f"{path} is already frozen; use --force to rebuild it")
+    _atomic_write(path, checklist.model_dump_json(indent=2) + "\n")
+    lock = read_lock(directory)
+    lock[checklist.task_id] = checklist.hash
+    _atomic_write(directory / LOCK_NAME, json.dumps(dict(sorted(lock.items())), indent=2) + "\n")
+    return path
+
+
+def read_lock(directory: Path) -> dict[str, str]:
+    """The lock file's task id -> hash map (empty when there is none)."""
+    path = directory / LOCK_NAME
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(str(path), f"unreadable lock file: {exc}") from None
+    if not isinstance(data, dict):
+        raise InputError(str(path), "lock file must map task ids to hashes")
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def read_checklist(path: Path) -> Checklist:
+    """Parse a checklist file without checking its integrity (see load_checklist)."""
+    try:
+        return Checklist.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(str(path), f"not a checklist: {where}: {first['msg']}") from None
+
+
+def integrity_failures(checklist: Checklist, lock: dict[str, str]) -> list[GateFailure]:
+    """Hash and lock problems of a frozen checklist."""
+    out: list[GateFailure] = []
+    actual = checklist_hash(checklist.task_id, checklist.items)
+    if actual != checklist.hash:
+        out.append(GateFailure(HASH, None, f"content hash {actual[:12]}… does not match the "
+                               f"recorded {checklist.hash[:12]}… (edited after freezing)"))
+    locked = lock.get(checklist.task_id)
+    if locked is None:
+        out.append(GateFailure(LOCK, None, "task missing from checklists.lock"))
+    elif locked != actual:
+        out.append(GateFailure(LOCK, None, f"checklists.lock records {locked[:12]}…"))
+    return out
+
+
+def load_checklist(path: Path) -> Checklist:
+    """A frozen checklist whose hash and lock entry match; ChecklistIntegrityError otherwise."""
+    checklist = read_checklist(path)
+    problems = integrity_failures(checklist, read_lock(path.parent))
+    if problems:
+        raise ChecklistIntegrityError(f"{path}: " + "; ".join(p.message for p in problems))
+    return checklist
+
+
+def load_checklists(directory: Path) -> dict[str, Checklist]:
+    """Every frozen checklist of a directory, by task id (integrity checked)."""
+    found: dict[str, Checklist] = {}
+    for path in sorted(directory.glob("*.json")):
+        checklist = load_checklist(path)
+        found[checklist.task_id] = checklist
+    return found
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def as_dict(checklist: Checklist) -> dict[str, Any]:
+    """The checklist as plain JSON-ready data."""
+    return checklist.model_dump(mode="json")

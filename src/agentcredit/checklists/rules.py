@@ -1,0 +1,82 @@
+"""The human-written rules checklists are synthesized from and checked against."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from agentcredit.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Coverage(_Strict):
+    """What the coverage audit demands."""
+
+    every_check_referenced: bool = True
+    every_requirement_covered: bool = True
+    requirement_cues: tuple[str, ...] = ()
+    imperative_verbs: tuple[str, ...] = ()
+
+
+class Bounds(_Strict):
+    """How many items a checklist may have."""
+
+    min_items: int = Field(default=1, ge=0)
+    max_items: int = Field(default=25, ge=1)
+
+
+class GateSettings(_Strict):
+    """Parameters of the deterministic gates."""
+
+    procedural_verbs: tuple[str, ...] = ()
+    near_duplicate_jaccard: float = Field(default=0.85, gt=0.0, le=1.0)
+
+
+class Rules(_Strict):
+    """A versioned rules file (YAML)."""
+
+    id: str = Field(description="Stable name of this rule set.")
+    version: str = Field(description="Changed whenever a rule changes.")
+    item_contract: str = Field(description="What one item must be.")
+    provenance: str = Field(description="How items are grounded.")
+    routes: dict[str, str] = Field(description="Route name -> meaning.")
+    coverage: Coverage = Field(default_factory=Coverage)
+    bounds: Bounds = Field(default_factory=Bounds)
+    gates: GateSettings = Field(default_factory=GateSettings)
+
+    def ref(self) -> dict[str, str]:
+        """``{"id", "version"}``, as frozen checklists record it."""
+        return {"id": self.id, "version": self.version}
+
+
+def load_rules(path: str | Path | None = None) -> Rules:
+    """The default rules, or those of a YAML file; ConfigError with the reason otherwise."""
+    if path is None:
+        text = resources.files("agentcredit.checklists").joinpath("default_rules.yaml")
+        source = "default rules"
+        raw = text.read_text(encoding="utf-8")
+    else:
+        source = str(path)
+        try:
+            raw = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{source}: cannot read rules: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(raw)
+        rules = Rules.model_validate(data)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{source}: malformed YAML: {str(exc).splitlines()[0]}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
+    missing = {"assertion", "generated", "judge"} - set(rules.routes)
+    if missing:
+        raise ConfigError(f"{source}: routes must define {', '.join(sorted(missing))}")
+    return rules

@@ -1,0 +1,147 @@
+"""Checklist synthesis with an LLM, checked by the gates, repaired a capped number of times.
+
+The prompt is built from the rules, the task instruction and the verifier source only. The
+synthesizer takes a :class:`Task`, which by construction holds no oracle material, and
+nothing else from the task's world: no trial, trajectory or outcome can reach the prompt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentcredit.checklists.freeze import make_checklist
+from agentcredit.checklists.gates import GateFailure, requirement_sentences, run_gates
+from agentcredit.checklists.rules import Rules
+from agentcredit.llm.client import Model
+from agentcredit.llm.types import Message, ModelFailure
+from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
+
+PROMPT_VERSION = "gcpc-synth-1"
+MAX_VERIFIER_CHARS = 60_000
+
+
+class DraftItem(BaseModel):
+    """One item as the model proposes it."""
+
+    id: str = Field(description="C1, C2, ...")
+    text: str = Field(description="The requirement-level outcome, one sentence.")
+    route: Literal["assertion", "generated", "judge"]
+    quotes: list[str] = Field(default_factory=list, description="Verbatim instruction quotes.")
+    checks: list[str] = Field(default_factory=list, description="Verifier check ids.")
+
+
+class DraftWaiver(BaseModel):
+    """A requirement sentence deliberately not covered."""
+
+    sentence: str
+    reason: str
+
+
+class DraftChecklist(BaseModel):
+    """The synthesis answer schema."""
+
+    items: list[DraftItem]
+    waivers: list[DraftWaiver] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why synthesis produced no checklist for a task."""
+
+    task_id: str
+    reason: str
+    failures: list[GateFailure] = field(default_factory=list)
+    attempts: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {"task_id": self.task_id, "reason": self.reason, "attempts": self.attempts,
+                "failures": [{"code": f.code, "item_id": f.item_id, "message": f.message}
+                             for f in self.failures]}
+
+
+def synthesis_messages(task: Task, rules: Rules) -> list[Message]:
+    """The synthesis prompt: rules, instruction and verifier source; nothing else."""
+    if not isinstance(task, Task):
+        raise TypeError(f"synthesis takes a Task, not {type(task).__name__}")
+    routes = "\n".join(f"- {name}: {text}" for name, text in rules.routes.items())
+    system = (
+        "You write evaluation checklists for agent benchmark tasks, following fixed rules.\n\n"
+        f"ITEM CONTRACT\n{rules.item_contract}\n\nPROVENANCE\n{rules.provenance}\n\n"
+        f"ROUTES\n{routes}\n\nCOVERAGE\n"
+        + ("- Every verifier check id listed must be referenced by at least one item.\n"
+           if rules.coverage.every_check_referenced else "")
+        + ("- Every requirement sentence listed must be quoted by an item, or waived with a "
+           "reason in `waivers`.\n" if rules.coverage.every_requirement_covered else "")
+        + f"\nBOUNDS\nBetween {rules.bounds.min_items} and {rules.bounds.max_items} items.\n\n"
+        "Answer with one JSON object: {\"items\": [{\"id\", \"text\", \"route\", \"quotes\", "
+        "\"checks\"}], \"waivers\": [{\"sentence\", \"reason\"}]}."
+    )
+    verifier, note = _verifier_text(task)
+    checks = "\n".join(f"- {c}" for c in task.checks) or "(none: the verifier reports no checks)"
+    requirements = "\n".join(f"- {s}" for s in requirement_sentences(task.instruction, rules))
+    user = (
+        f"TASK ID: {task.id}\n\n<instruction>\n{task.instruction}\n</instruction>\n\n"
+        f"<verifier>\n{verifier}\n</verifier>{note}\n\n"
+        f"VERIFIER CHECK IDS (reference exactly these):\n{checks}\n\n"
+        f"REQUIREMENT SENTENCES (quote or waive each):\n{requirements or '(none found)'}\n\n"
+        "Write the checklist."
+    )
+    return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+def _verifier_text(task: Task) -> tuple[str, str]:
+    parts: list[str] = []
+    used = 0
+    omitted: list[str] = []
+    for path, text in sorted(task.verifier_files.items()):
+        block = f'<file path="{path}">\n{text}\n</file>'
+        if used + len(block) > MAX_VERIFIER_CHARS:
+            omitted.append(path)
+            continue
+        parts.append(block)
+        used += len(block)
+    note = f"\n(omitted for length: {', '.join(omitted)})" if omitted else ""
+    return "\n".join(parts), note
+
+
+def repair_message(failures: list[GateFailure]) -> Message:
+    """What the model is told when its checklist fails gates."""
+    listed = "\n".join(f"- {f}" for f in failures)
+    return Message(role="user", content=(
+        "The checklist failed these deterministic gates:\n" + listed +
+        "\nReturn the complete corrected checklist as one JSON object. Quotes must be copied "
+        "character for character from the instruction; check ids must be copied exactly."))
+
+
+def draft_to_items(draft: DraftChecklist) -> tuple[list[ChecklistItem], list[Waiver]]:
+    """Records from a validated draft."""
+    items = [ChecklistItem(id=d.id, text=d.text.strip(), route=d.route,
+                           quotes=tuple(q for q in d.quotes if q.strip()),
+                           checks=tuple(d.checks)) for d in draft.items]
+    waivers = [Waiver(sentence=w.sentence, reason=w.reason) for w in draft.waivers]
+    return items, waivers
+
+
+async def synthesize(task: Task, model: Model, rules: Rules, *,
+                     max_repairs: int = 2) -> Checklist | Rejection:
+    """A gated checklist for ``task``, or the reason there is none."""
+    messages = synthesis_messages(task, rules)
+    failures: list[GateFailure] = []
+    for attempt in range(1, max_repairs + 2):
+        result = await model.generate(messages, schema=DraftChecklist)
+        if isinstance(result, ModelFailure):
+            return Rejection(task.id, f"model call failed: {result.kind}: {result.message}",
+                             failures, attempt)
+        draft = DraftChecklist.model_validate(result.parsed)
+        items, waivers = draft_to_items(draft)
+        failures = run_gates(items, waivers, task.instruction, task.checks, rules)
+        if not failures:
+            return make_checklist(task.id, items, waivers, rules, synthesizer=model.model_id,
+                                  prompt_version=PROMPT_VERSION)
+        messages = [*messages, Message(role="assistant", content=result.text),
+                    repair_message(failures)]
+    return Rejection(task.id, f"gates still failing after {max_repairs} repairs", failures,
+                     max_repairs + 1)

@@ -1,0 +1,178 @@
+"""``agentcredit checklists build|check|show``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentcredit.checklists.build import build_checklists
+from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
+from agentcredit.checklists.gates import GateFailure, run_gates
+from agentcredit.checklists.rules import load_rules
+from agentcredit.cli.options import (
+    BaseUrlOpt,
+    CacheOpt,
+    ConcurrencyOpt,
+    ModelOpt,
+    NoCacheOpt,
+    RetryFailedOpt,
+    model_client,
+)
+from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.formats import load
+from agentcredit.schema import Task
+
+app = typer.Typer(help="Build, check and show frozen GCPC checklists.", no_args_is_help=True)
+RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rules YAML (default: shipped).")]
+
+
+def _tasks(paths: list[Path], console: Console) -> list[Task]:
+    result = load(paths)
+    for error in result.errors:
+        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+    return result.tasks
+
+
+@app.command("build")
+def build(
+    tasks: Annotated[list[Path], typer.Argument(help="Task folders or files.")],
+    out: Annotated[Path, typer.Option("--out", help="Checklist directory.")],
+    model: ModelOpt = None,
+    rules: RulesOpt = None,
+    concurrency: ConcurrencyOpt = 4,
+    base_url: BaseUrlOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild frozen checklists.")] = False,
+) -> None:
+    """Freeze one checklist per task; with no --model, derive them from the verifier."""
+    console = Console()
+    try:
+        rule_set = load_rules(rules)
+        client = model_client(model, base_url=base_url, cache=cache, no_cache=no_cache,
+                              concurrency=concurrency, retry_failed=retry_failed)
+    except AgentCreditError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+    found = _tasks(tasks, console)
+    how = f"synthesized by {client.model_id}" if client else \
+        "derived from the verifiers (no --model given)"
+    console.print(f"{len(found)} tasks; checklists {how}; rules {rule_set.id} {rule_set.version}")
+    with Progress(TextColumn("checklists"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, disable=not sys.stderr.isatty()) as bar:
+        job = bar.add_task("build", total=len(found))
+
+        async def run() -> object:
+            try:
+                return await build_checklists(found, out, rule_set, model=client,
+                                              concurrency=concurrency, force=force,
+                                              progress=lambda _: bar.advance(job))
+            finally:
+                if client is not None:
+                    await client.aclose()
+
+        report = asyncio.run(run())
+    from agentcredit.checklists.build import BuildReport
+
+    assert isinstance(report, BuildReport)
+    console.print(f"built {len(report.built)}, kept {len(report.kept)} already frozen, "
+                  f"rejected {len(report.rejected)}, without verifier checks "
+                  f"{len(report.no_checks)} → {out}")
+    for task_id in report.no_checks:
+        console.print(f"  [yellow]-[/yellow] {task_id}: no verifier checks; give --model to "
+                      "synthesize from the instruction")
+    for task_id, rejection in sorted(report.rejected.items()):
+        console.print(f"  [red]x[/red] {task_id}: {rejection.reason}")
+        for failure in rejection.failures[:5]:
+            console.print(f"      {failure}", soft_wrap=True)
+    if client is not None:
+        console.print(f"model usage: {client.ledger.summary()}")
+    if report.rejected:
+        raise typer.Exit(2)
+
+
+@app.command("check")
+def check(
+    directory: Annotated[Path, typer.Argument(help="Checklist directory.")],
+    tasks: Annotated[list[Path] | None, typer.Option(
+        "--tasks", help="Task folders, to also check quotes, check ids and coverage.")] = None,
+    rules: RulesOpt = None,
+) -> None:
+    """Run every gate and the hash/lock checks; exit 1 when any item fails."""
+    console = Console()
+    rule_set = load_rules(rules)
+    by_id = {t.id: t for t in _tasks(tasks, console)} if tasks else {}
+    lock = read_lock(directory)
+    paths = sorted(directory.glob("*.json"))
+    if not paths:
+        console.print(f"[red]error[/red] no checklists in {directory}")
+        raise typer.Exit(2)
+    bad = 0
+    for path in paths:
+        try:
+            checklist = read_checklist(path)
+        except InputError as exc:
+            console.print(f"[red]x[/red] {path.name}: {exc.reason}")
+            bad += 1
+            continue
+        failures = integrity_failures(checklist, lock)
+        task = by_id.get(checklist.task_id)
+        if task is not None:
+            failures += run_gates(checklist.items, checklist.waivers, task.instruction,
+                                  task.checks, rule_set)
+        elif tasks:
+            failures.append(GateFailure("G-TASK", None, "task not found among --tasks"))
+        else:
+            failures += _task_free_gates(checklist, rule_set)
+        if failures:
+            bad += 1
+            console.print(f"[red]x[/red] {path.name}: {len(failures)} gate failures")
+            for failure in failures:
+                console.print(f"    {failure}", soft_wrap=True)
+    scope = "all gates" if tasks else "gates that need no task (give --tasks for all)"
+    console.print(f"{len(paths) - bad}/{len(paths)} checklists pass {scope}")
+    if bad:
+        raise typer.Exit(1)
+
+
+def _task_free_gates(checklist: object, rules: object) -> list[GateFailure]:
+    from agentcredit.checklists import gates
+    from agentcredit.checklists.rules import Rules
+    from agentcredit.schema import Checklist
+
+    assert isinstance(checklist, Checklist) and isinstance(rules, Rules)
+    items = checklist.items
+    return [*gates.gate_shape(items), *gates.gate_provenance(items), *gates.gate_routes(items),
+            *gates.gate_procedural(items, rules), *gates.gate_duplicates(items, rules),
+            *gates.gate_count(items, rules)]
+
+
+@app.command("show")
+def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")]) -> None:
+    """Print a checklist as a table."""
+    console = Console()
+    try:
+        checklist = read_checklist(path)
+    except InputError as exc:
+        console.print(f"[red]error[/red] {exc.path}: {exc.reason}")
+        raise typer.Exit(2) from None
+    console.print(f"[bold]{checklist.task_id}[/bold]  hash {checklist.hash[:16]}…  rules "
+                  f"{checklist.rules.id} {checklist.rules.version}  by {checklist.synthesizer}"
+                  f"  prompt {checklist.prompt_version}  {checklist.created_at}")
+    table = Table(show_lines=True)
+    for col in ("id", "route", "item", "quotes", "checks"):
+        table.add_column(col, overflow="fold")
+    for item in checklist.items:
+        table.add_row(item.id, item.route, item.text, "\n".join(f"“{q}”" for q in item.quotes),
+                      "\n".join(item.checks))
+    console.print(table)
+    for waiver in checklist.waivers:
+        console.print(f"[dim]waived:[/dim] “{waiver.sentence}” — {waiver.reason}", soft_wrap=True)

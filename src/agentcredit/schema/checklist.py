@@ -1,0 +1,50 @@
+"""Frozen checklists: the persisted form of a task's GCPC checklist."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Route = Literal["assertion", "generated", "judge"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ChecklistItem(_Record):
+    """One requirement-level outcome, grounded in the instruction and/or the verifier."""
+
+    id: str = Field(description="Item id, unique within the checklist (e.g. C1).")
+    text: str = Field(description="What must be true at the end.")
+    route: Route = Field(description="assertion, generated or judge.")
+    quotes: tuple[str, ...] = Field(default=(), description="Verbatim instruction quotes.")
+    checks: tuple[str, ...] = Field(default=(), description="Verifier check ids referenced.")
+
+
+class Waiver(_Record):
+    """An instruction requirement deliberately left without an item, and why."""
+
+    sentence: str = Field(description="The requirement sentence, verbatim.")
+    reason: str = Field(description="Why no item covers it.")
+
+
+class RulesRef(_Record):
+    """Which rules a checklist was built and checked with."""
+
+    id: str
+    version: str
+
+
+class Checklist(_Record):
+    """A task's frozen checklist. ``hash`` covers the task id and the items."""
+
+    task_id: str = Field(description="The task this checklist belongs to.")
+    items: tuple[ChecklistItem, ...] = Field(description="The checklist items.")
+    waivers: tuple[Waiver, ...] = Field(default=(), description="Waived requirements.")
+    rules: RulesRef = Field(description="Rules id and version.")
+    synthesizer: str = Field(description="provider/model that wrote it, or 'derived'.")
+    prompt_version: str = Field(description="Version of the synthesis prompt ('none' if derived).")
+    created_at: str = Field(description="ISO 8601 UTC time of freezing.")
+    hash: str = Field(description="sha256 of the canonical JSON of task_id and items.")
