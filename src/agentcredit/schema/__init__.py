@@ -22,13 +22,10 @@ from agentcredit.schema.records import (
 )
 
 __all__ = [
-    "Checklist",
-    "ChecklistItem",
-    "Route",
-    "RulesRef",
-    "Waiver",
     "AgentInfo",
     "CheckStatus",
+    "Checklist",
+    "ChecklistItem",
     "Condition",
     "ImageRef",
     "Observation",
@@ -36,6 +33,8 @@ __all__ = [
     "Origin",
     "OutcomeStatus",
     "ReadError",
+    "Route",
+    "RulesRef",
     "Step",
     "StepSource",
     "SubagentRef",
@@ -44,4 +43,5 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "Trial",
+    "Waiver",
 ]
