@@ -10,12 +10,12 @@ from agentcredit.formats.join import normalize_text
 _WORD = re.compile(r"[a-z0-9]+")
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+")
-STOP = frozenset(
+STOP = frozenset({
     "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "by",
     "with", "as", "at", "it", "its", "this", "that", "these", "those", "from", "into", "your",
     "you", "we", "our", "their", "there", "than", "then", "so", "if", "not", "no", "do", "does",
     "any", "all", "each", "every", "will", "can", "may", "should", "must", "file", "files",
-)
+})
 
 __all__ = ["STOP", "Sentence", "normalize_text", "quote_in", "sentences", "words"]
 
