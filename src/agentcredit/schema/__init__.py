@@ -1,6 +1,7 @@
 """Persisted records: pydantic v2 models, frozen, ``extra="forbid"``."""
 
 from agentcredit.schema.checklist import Checklist, ChecklistItem, Route, RulesRef, Waiver
+from agentcredit.schema.judgment import Citation, ItemJudgment, JudgeSource, Label
 from agentcredit.schema.records import (
     AgentInfo,
     CheckStatus,
@@ -22,6 +23,10 @@ from agentcredit.schema.records import (
 )
 
 __all__ = [
+    "Citation",
+    "ItemJudgment",
+    "JudgeSource",
+    "Label",
     "AgentInfo",
     "CheckStatus",
     "Checklist",

@@ -1,0 +1,148 @@
+"""The evidence view of a trajectory: what a judge is shown, step by step.
+
+Actions (tool name and arguments) and what they produced (tool outputs, file contents) are
+evidence. The agent's own messages are shown as context, labelled as claims that are not
+evidence. Long outputs keep their head and tail with an explicit marker. The whole view is
+fitted to a token budget by dropping the least informative parts first (reasoning is
+never shown; then agent claims; then outputs are cut harder; then middle steps' outputs),
+and the view says what it dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from agentcredit.schema import Step, Trial
+
+CHARS_PER_TOKEN = 4
+TRAJECTORY_OPEN = "<trajectory>"
+TRAJECTORY_CLOSE = "</trajectory>"
+
+
+@dataclass(frozen=True)
+class StepEvidence:
+    """The full (unshortened) evidence text of one step, for checking citations."""
+
+    number: int
+    action: str
+    output: str
+
+
+@dataclass(frozen=True)
+class EvidenceView:
+    """The rendered view plus what the quote check needs."""
+
+    text: str
+    steps: dict[int, StepEvidence]
+    dropped: tuple[str, ...] = ()
+
+    @property
+    def tokens(self) -> int:
+        return len(self.text) // CHARS_PER_TOKEN
+
+
+@dataclass
+class _Plan:
+    output_chars: int
+    claim_chars: int
+    show_claims: bool = True
+    hidden_outputs: set[int] = field(default_factory=set)
+
+
+def shorten(text: str, limit: int) -> str:
+    """Head and tail of a long text with an explicit marker in between.
+
+    >>> shorten("a" * 50 + "b" * 50, 40)
+    'aaaaaaaaaaaaaaaaaaaaaaaa\\n[... 60 characters omitted ...]\\nbbbbbbbbbbbbbbbb'
+    """
+    if len(text) <= limit:
+        return text
+    head = int(limit * 0.6)
+    tail = max(limit - head, 0)
+    omitted = len(text) - head - tail
+    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail:]}"
+
+
+def action_text(step: Step) -> str:
+    """The step's tool calls as one text (name and JSON arguments per call)."""
+    return "\n".join(f"{call.name} {json.dumps(call.arguments, ensure_ascii=False)}"
+                     for call in step.tool_calls)
+
+
+def output_text(step: Step) -> str:
+    """Everything the environment returned in the step."""
+    parts = []
+    for obs in step.observations:
+        text = obs.text
+        if obs.images:
+            text += "".join(f"\n[image {img.mime_type}: {img.path or img.note or 'inline'}]"
+                            for img in obs.images)
+        parts.append(text)
+    return "\n".join(parts)
+
+
+def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
+    """Full evidence text by step number (1-based), for the quote check."""
+    return {step.index + 1: StepEvidence(step.index + 1, action_text(step), output_text(step))
+            for step in trial.steps}
+
+
+def _render(trial: Trial, plan: _Plan) -> str:
+    lines = [TRAJECTORY_OPEN]
+    for step in trial.steps:
+        number = step.index + 1
+        lines.append(f"[step {number}] {step.source}")
+        if step.message.strip() and (plan.show_claims or step.source != "agent"):
+            label = "CLAIM (the agent's words, not evidence)" if step.source == "agent" \
+                else "MESSAGE (context, not evidence)"
+            lines.append(f"{label}: {shorten(step.message.strip(), plan.claim_chars)}")
+        action = action_text(step)
+        if action:
+            lines.append(f"ACTION: {shorten(action, plan.output_chars)}")
+        output = output_text(step)
+        if output.strip():
+            if number in plan.hidden_outputs:
+                lines.append(f"OUTPUT: [{len(output)} characters not shown to fit the budget]")
+            else:
+                lines.append(f"OUTPUT:\n{shorten(output, plan.output_chars)}")
+    lines.append(TRAJECTORY_CLOSE)
+    return "\n".join(lines)
+
+
+def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
+                    output_chars: int = 3_000) -> EvidenceView:
+    """The evidence view of a trial, fitted to ``budget_tokens``."""
+    budget = budget_tokens * CHARS_PER_TOKEN
+    plan = _Plan(output_chars=output_chars, claim_chars=800)
+    dropped: list[str] = []
+    text = _render(trial, plan)
+    if len(text) > budget:
+        plan.show_claims = False
+        dropped.append("agent claims (messages) of every step")
+        text = _render(trial, plan)
+    while len(text) > budget and plan.output_chars > 400:
+        plan.output_chars //= 2
+        text = _render(trial, plan)
+    if plan.output_chars < output_chars:
+        dropped.append(f"long outputs cut to {plan.output_chars} characters (head and tail)")
+    order = _middle_out([s.index + 1 for s in trial.steps if s.observations])
+    hidden = 0
+    for number in order:
+        if len(text) <= budget:
+            break
+        plan.hidden_outputs.add(number)
+        hidden += 1
+        text = _render(trial, plan)
+    if hidden:
+        dropped.append(f"outputs of {hidden} middle steps")
+    if dropped:
+        note = "NOTE: to fit the length budget this view leaves out: " + "; ".join(dropped)
+        text = text.replace(TRAJECTORY_OPEN, f"{TRAJECTORY_OPEN}\n{note}", 1)
+    return EvidenceView(text=text, steps=evidence_steps(trial), dropped=tuple(dropped))
+
+
+def _middle_out(numbers: list[int]) -> list[int]:
+    """Steps ordered from the middle outwards: the first and last steps matter most."""
+    centre = (len(numbers) - 1) / 2
+    return sorted(numbers, key=lambda n: (abs(numbers.index(n) - centre), n))

@@ -1,0 +1,34 @@
+"""Judgments of checklist items, as stored and scored."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Label = Literal["yes", "no", "abstain"]
+JudgeSource = Literal["llm", "verifier"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Citation(_Record):
+    """Evidence for a label: a step of the log and a verbatim quote from it."""
+
+    step: int = Field(description="1-based step number in the evidence view.")
+    quote: str = Field(description="Verbatim text from that step's action or output.")
+
+
+class ItemJudgment(_Record):
+    """The label of one checklist item for one trial."""
+
+    item_id: str = Field(description="Checklist item id (or 'ENDPOINT' for the virtual item).")
+    label: Label = Field(description="yes, no or abstain.")
+    reason: str | None = Field(
+        default=None, description="Why abstain: judge_abstained, unverified_evidence, "
+        "not_judged, judge_failed, check_skipped, check_missing, no_checks.")
+    rationale: str = Field(default="", description="The judge's short rationale.")
+    evidence: tuple[Citation, ...] = Field(default=(), description="Citations.")
+    source: JudgeSource = Field(description="llm or verifier.")
