@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agentcredit.cli import batch_cmd, checklists_cmd, inspect_cmd
+from agentcredit.cli import batch_cmd, checklists_cmd, gcpc_cmd, inspect_cmd
 
 app = typer.Typer(
     name="agentcredit",
@@ -13,6 +13,9 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("run")(gcpc_cmd.run)
+app.command("judge")(gcpc_cmd.judge)
+app.command("score")(gcpc_cmd.score)
 app.command("inspect")(inspect_cmd.inspect)
 app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")

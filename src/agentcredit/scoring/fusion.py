@@ -20,7 +20,7 @@ class Fused:
 
     labels: dict[str, Label]
     endpoint: Label | None
-    applied: str  # "pass_propagation", "endpoint_no" or "none"
+    applied: str  # "pass_propagation", "endpoint_no" or "none" (no official outcome)
 
 
 def fuse(checklist: Checklist, judgments: list[ItemJudgment], outcome: OutcomeStatus, *,
@@ -32,8 +32,8 @@ def fuse(checklist: Checklist, judgments: list[ItemJudgment], outcome: OutcomeSt
     ...     checks=("a",)),), rules=RulesRef(id="r", version="1"), synthesizer="derived",
     ...     prompt_version="none", created_at="", hash="h")
     >>> j = [ItemJudgment(item_id="C1", label="abstain", source="verifier")]
-    >>> fuse(c, j, "pass").labels, fuse(c, j, "fail").endpoint
-    ({'C1': 'yes'}, 'no')
+    >>> fuse(c, j, "pass").labels, fuse(c, j, "pass").endpoint, fuse(c, j, "fail").endpoint
+    ({'C1': 'yes'}, None, 'no')
     """
     labels: dict[str, Label] = {item.id: "abstain" for item in checklist.items}
     labels.update({j.item_id: j.label for j in judgments if j.item_id in labels})
@@ -41,9 +41,9 @@ def fuse(checklist: Checklist, judgments: list[ItemJudgment], outcome: OutcomeSt
         for item in checklist.items:
             if item.route == "assertion":
                 labels[item.id] = "yes"
-        return Fused(labels, "yes" if endpoint else None, "pass_propagation")
+        return Fused(labels, None, "pass_propagation")
     if outcome == "pass":
-        return Fused(labels, "yes" if endpoint else None, "endpoint_yes")
+        return Fused(labels, None, "none")
     if outcome == "fail":
         return Fused(labels, "no" if endpoint else None, "endpoint_no")
     return Fused(labels, None, "none")

@@ -1,0 +1,267 @@
+"""``agentcredit run``, ``judge`` and ``score``: the GCPC pipeline from the command line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentcredit.checklists.build import build_checklists
+from agentcredit.checklists.freeze import ChecklistIntegrityError, load_checklists
+from agentcredit.checklists.rules import load_rules
+from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
+from agentcredit.cli.options import (
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    ModelOpt,
+    NoCacheOpt,
+    NoRedactOpt,
+    RetryFailedOpt,
+    model_client,
+)
+from agentcredit.errors import AgentCreditError
+from agentcredit.formats import load
+from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
+from agentcredit.llm.client import ModelClient
+from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
+from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
+from agentcredit.schema import Checklist, Task, Trial
+from agentcredit.store.exports import write_rows
+from agentcredit.store.run_store import RunStore
+
+PerItemOpt = Annotated[bool, typer.Option("--per-item", help="One judge call per item.")]
+HolisticOpt = Annotated[bool, typer.Option("--holistic",
+                                           help="Also ask the holistic 0-1 baseline.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generation and retries.")]
+RunCacheOpt = Annotated[Path | None, typer.Option(
+    "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
+BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
+                                        help="Token budget of one trajectory's evidence view.")]
+
+
+def _progress(console: Console, label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=not sys.stderr.isatty())
+
+
+def _load(paths: list[Path], console: Console) -> tuple[list[Task], list[Trial]]:
+    result = load(paths)
+    for error in result.errors:
+        tag = "x" if error.fatal else "~"
+        console.print(f"  [red]{tag}[/red] {error.path}: {error.reason}", soft_wrap=True)
+    return result.tasks, result.trials
+
+
+def _client(model: str | None, base_url: str | None, cache: Path | None, no_cache: bool,
+            concurrency: int, retry_failed: bool, no_redact: bool, run_dir: Path,
+            console: Console) -> ModelClient | None:
+    try:
+        return model_client(model, base_url=base_url, cache=cache or run_dir / "responses.sqlite",
+                            no_cache=no_cache, concurrency=concurrency,
+                            retry_failed=retry_failed, redact=not no_redact)
+    except AgentCreditError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+
+
+def _judge(console: Console, store: RunStore, trials: list[Trial],
+           checklists: dict[str, Checklist], tasks: dict[str, Task],
+           options: JudgeOptions) -> JudgeSummary:
+    with _progress(console, "judging") as bar:
+        job = bar.add_task("judge", total=len(trials))
+
+        async def go() -> JudgeSummary:
+            try:
+                return await judge_trials(store, trials, checklists, tasks, options,
+                                          progress=lambda _: bar.advance(job))
+            finally:
+                if options.model is not None:
+                    await options.model.aclose()
+
+        return asyncio.run(go())
+
+
+def _meta(store: RunStore, values: dict[str, Any]) -> None:
+    existing = store.meta()
+    first = {"created_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    store.set_meta({**({} if "created_at" in existing else first), **values,
+                    "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
+
+
+def _write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[str, Any]]:
+    rows = run_scores(store)
+    path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
+    judgments = [{"trial_id": t, "source": s, **j.model_dump(mode="json")}
+                 for (t, s), items in sorted(store.judgments().items()) for j in items]
+    write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
+    summary = aggregate(rows)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return path, summary
+
+
+def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
+                   judged: JudgeSummary | None, client: ModelClient | None,
+                   elapsed: float) -> None:
+    table = Table(title="run summary", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    labels = summary["labels"]
+    usage = client.ledger.summary() if client else None
+    pc = summary["partial_credit"]
+    rows: list[tuple[str, str]] = [
+        ("trials scored", str(summary["trials"])),
+        ("items judged (yes / no / abstain)",
+         f"{labels['yes'] + labels['no'] + labels['abstain']} "
+         f"({labels['yes']} / {labels['no']} / {labels['abstain']})"),
+        ("unverified evidence (downgraded to abstain)", str(summary["unverified_evidence"])),
+        ("mean partial credit", "undefined" if pc is None else f"{pc:.3f}"),
+        ("trials with undefined partial credit", str(summary["undefined_partial_credit"])),
+    ]
+    if judged is not None:
+        rows.append(("trials judged now / already done", f"{judged.judged} / {judged.resumed}"))
+        if judged.skipped:
+            rows.append(("trials skipped (no checklist)", str(len(judged.skipped))))
+    if usage is not None:
+        rows += [("model calls", str(usage["calls"])), ("cache hits", str(usage["cache_hits"])),
+                 ("tokens in / cached / out", f"{usage['input_tokens']} / "
+                  f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
+                 ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
+                 ("secrets redacted", str(usage["redactions"]))]
+    rows.append(("errors recorded", str(len(store.errors()))))
+    rows.append(("time", f"{elapsed:.1f} s"))
+    for what, value in rows:
+        table.add_row(what, value)
+    console.print(table)
+
+
+def run(
+    tasks: Annotated[Path, typer.Argument(help="Task folder(s) root.")],
+    trials: Annotated[Path, typer.Argument(help="Trial / job folder(s) root.")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory.")],
+    model: ModelOpt = None,
+    rules: Annotated[Path | None, typer.Option("--rules", help="Rules YAML.")] = None,
+    per_item: PerItemOpt = False,
+    holistic: HolisticOpt = False,
+    seed: SeedOpt = 0,
+    concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    cache: RunCacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    no_redact: NoRedactOpt = False,
+    budget_tokens: BudgetOpt = 24_000,
+    fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet.")] = "csv",
+) -> None:
+    """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
+    console = Console()
+    start = time.perf_counter()
+    client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
+                     out, console)
+    if client is None:
+        console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
+                      "verifiers and items are judged from per-check verifier results only")
+    task_list, _ = _load([tasks], console)
+    _, trial_list = _load([trials], console)
+    console.print(f"{len(task_list)} tasks, {len(trial_list)} trials")
+    try:
+        rule_set = load_rules(rules)
+        checklist_dir = out / "checklists"
+        with _progress(console, "checklists") as bar:
+            job = bar.add_task("build", total=len(task_list))
+            report = asyncio.run(build_checklists(
+                task_list, checklist_dir, rule_set, model=client, concurrency=concurrency,
+                progress=lambda _: bar.advance(job)))
+        console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
+                      f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks")
+        checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
+    except (AgentCreditError, ChecklistIntegrityError) as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+    store = RunStore(out)
+    _meta(store, {"command": "run", "tasks": str(tasks), "trials": str(trials),
+                  "model": client.model_id if client else None, "seed": seed,
+                  "rules": rule_set.ref(), "judge_prompt_version": JUDGE_PROMPT_VERSION,
+                  "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+                  "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
+                  "per_item": per_item, "budget_tokens": budget_tokens})
+    options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                           budget_tokens=budget_tokens, concurrency=concurrency,
+                           retry_failed=retry_failed)
+    judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
+                    options)
+    path, summary = _write_scores(store, out, fmt)
+    _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
+    console.print(f"scores: {path}; store: {store.path}")
+
+
+def judge(
+    trials: Annotated[Path, typer.Argument(help="Trial / job folder(s) root.")],
+    checklists_dir: Annotated[Path, typer.Option("--checklists", help="Frozen checklists.")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory.")],
+    model: ModelOpt = None,
+    tasks: Annotated[Path | None, typer.Option(
+        "--tasks", help="Task folders, for the instructions shown to the judge.")] = None,
+    per_item: PerItemOpt = False,
+    holistic: HolisticOpt = False,
+    seed: SeedOpt = 0,
+    concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    cache: RunCacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    no_redact: NoRedactOpt = False,
+    budget_tokens: BudgetOpt = 24_000,
+) -> None:
+    """Judge trials against frozen checklists into a run store (resumable)."""
+    console = Console()
+    start = time.perf_counter()
+    client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
+                     out, console)
+    try:
+        checklists = load_checklists(checklists_dir)
+    except (AgentCreditError, ChecklistIntegrityError) as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+    task_list = _load([tasks], console)[0] if tasks else []
+    _, trial_list = _load([trials], console)
+    store = RunStore(out)
+    _meta(store, {"command": "judge", "trials": str(trials), "checklists": str(checklists_dir),
+                  "model": client.model_id if client else None, "seed": seed,
+                  "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
+                  "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+                  "budget_tokens": budget_tokens})
+    options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                           budget_tokens=budget_tokens, concurrency=concurrency,
+                           retry_failed=retry_failed)
+    judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
+                    options)
+    _, summary = _write_scores(store, out, "csv")
+    _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
+
+
+def score(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet.")] = "csv",
+) -> None:
+    """Recompute scores from a run store and export them."""
+    console = Console()
+    if not (run_dir / "run.sqlite").exists():
+        console.print(f"[red]error[/red] {run_dir}: no run store (run.sqlite) here")
+        raise typer.Exit(2)
+    store = RunStore(run_dir)
+    try:
+        path, summary = _write_scores(store, run_dir, fmt)
+    except AgentCreditError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+    _print_summary(console, store, summary, None, None, 0.0)
+    console.print(f"scores: {path}")

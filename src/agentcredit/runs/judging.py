@@ -1,0 +1,121 @@
+"""Judging many trials into a run store, resumably and concurrently."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentcredit.formats.join import first_user_message
+from agentcredit.judging.evidence import render_evidence
+from agentcredit.judging.llm_judge import holistic_score, judge_trial
+from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
+from agentcredit.judging.verifier_judge import verifier_judgments
+from agentcredit.llm.client import ModelClient
+from agentcredit.llm.types import GenerationConfig
+from agentcredit.schema import Checklist, Task, Trial
+from agentcredit.store.run_store import RunStore
+
+
+VERIFIER_JUDGE = "verifier-evidence"
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """How to judge: which model (None: verifier evidence only) and in which modes."""
+
+    model: ModelClient | None = None
+    per_item: bool = False
+    holistic: bool = False
+    seed: int = 0
+    budget_tokens: int = 24_000
+    concurrency: int = 8
+    retry_failed: bool = False
+
+
+@dataclass
+class JudgeSummary:
+    """What a judging pass did."""
+
+    trials: int = 0
+    judged: int = 0
+    resumed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def instruction_for(trial: Trial, task: Task | None) -> str:
+    """The task instruction shown to the judge (from the task, else from the trial)."""
+    if task is not None:
+        return task.instruction
+    return first_user_message(trial) or "(the task instruction was not recorded)"
+
+
+async def judge_trials(
+    store: RunStore, trials: list[Trial], checklists: dict[str, Checklist],
+    tasks: dict[str, Task], options: JudgeOptions,
+    progress: Callable[[str], None] | None = None,
+) -> JudgeSummary:
+    """Judge every trial that has a checklist; finished trials are skipped (resume)."""
+    summary = JudgeSummary(trials=len(trials))
+    model = options.model
+    config = GenerationConfig(seed=options.seed)
+    done_verifier = store.done_set("verifier")
+    done_llm = store.done_set("llm")
+    if options.retry_failed:
+        done_llm -= store.trials_with_failed_judge()
+    have_holistic = set(store.holistic()) if options.holistic else set()
+    semaphore = asyncio.Semaphore(options.concurrency)
+
+    async def one(trial: Trial) -> None:
+        checklist = checklists.get(trial.task_id or "")
+        if checklist is None:
+            reason = f"no checklist for task {trial.task_id!r}"
+            summary.skipped.append((trial.id, reason))
+            store.add_error(trial.id, "judge", reason)
+            return
+        store.add_checklist(checklist)
+        store.add_trial(trial, checklist.hash)
+        fresh = trial.id not in done_verifier
+        if fresh:
+            store.record_judgments(trial.id, "verifier", verifier_judgments(checklist,
+                                                                            trial.checks),
+                                   checklist_hash=checklist.hash, model=VERIFIER_JUDGE,
+                                   prompt_version="none", seed=None)
+        need_llm = model is not None and trial.id not in done_llm
+        need_holistic = model is not None and options.holistic and trial.id not in have_holistic
+        if not need_llm and not need_holistic:
+            if fresh:
+                summary.judged += 1
+            else:
+                summary.resumed += 1
+            return
+        assert model is not None
+        async with semaphore:
+            view = render_evidence(trial, budget_tokens=options.budget_tokens)
+            instruction = instruction_for(trial, tasks.get(trial.task_id or ""))
+            if need_llm:
+                result = await judge_trial(model, checklist, instruction, view,
+                                           per_item=options.per_item, config=config)
+                store.record_judgments(
+                    trial.id, "llm", result.judgments, checklist_hash=checklist.hash,
+                    model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
+                    seed=options.seed, responses=result.responses, failures=result.failures)
+                for failure in result.failures:
+                    store.add_error(trial.id, "judge", f"{failure.kind}: {failure.message}")
+            if need_holistic:
+                value, rationale, response = await holistic_score(model, instruction, view,
+                                                                  config=config)
+                store.record_holistic(trial.id, value, rationale, model=model.model_id,
+                                      prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
+                                      response=response)
+        summary.judged += 1
+
+    async def tracked(trial: Trial) -> None:
+        try:
+            await one(trial)
+        finally:
+            if progress is not None:
+                progress(trial.id)
+
+    await asyncio.gather(*(tracked(t) for t in trials))
+    return summary

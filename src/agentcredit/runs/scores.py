@@ -1,0 +1,120 @@
+"""Scores of a run: fusion and metrics applied to the stored judgments."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agentcredit.schema import Checklist, ItemJudgment
+from agentcredit.scoring.fusion import fuse
+from agentcredit.scoring.metrics import mean, score
+from agentcredit.store.run_store import RunStore
+
+SCORE_COLUMNS = (
+    "trial_id", "task_id", "outcome", "partial_credit", "coverage", "perfect",
+    "perfect_with_endpoint", "items", "yes", "no", "abstain", "unverified_evidence",
+    "endpoint", "fusion", "judge", "holistic", "condition", "checks_passed", "checks_total",
+    "checklist_hash", "rules", "synthesizer", "judge_model", "prompt_version", "seed",
+)
+
+
+@dataclass(frozen=True)
+class TrialScore:
+    """One row of scores.csv."""
+
+    trial_id: str
+    task_id: str | None
+    outcome: str
+    partial_credit: float | None
+    coverage: float | None
+    perfect: bool
+    perfect_with_endpoint: bool
+    items: int
+    yes: int
+    no: int
+    abstain: int
+    unverified_evidence: int
+    endpoint: str | None
+    fusion: str
+    judge: str
+    holistic: float | None
+    condition: str | None
+    checks_passed: int
+    checks_total: int
+    checklist_hash: str
+    rules: str
+    synthesizer: str
+    judge_model: str | None
+    prompt_version: str | None
+    seed: int | None
+
+    def row(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score_trial(checklist: Checklist, judgments: list[ItemJudgment], outcome: str, *,
+                propagate_pass: bool = True, endpoint: bool = True) -> tuple[Any, Any]:
+    """(fused, metrics) for one trial; flags switch fusion parts off for ablations."""
+    fused = fuse(checklist, judgments, outcome,  # type: ignore[arg-type]
+                 propagate_pass=propagate_pass, endpoint=endpoint)
+    return fused, score(fused.labels.values(), fused.endpoint)
+
+
+def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore]:
+    """A score per stored trial, from the LLM judgments when present, else the verifier's."""
+    checklists = store.checklists()
+    judgments = store.judgments()
+    provenance = store.judged_models()
+    holistic = store.holistic()
+    rows: list[TrialScore] = []
+    for trial in store.trials():
+        checklist = checklists.get(trial["checklist_hash"] or "")
+        if checklist is None:
+            continue
+        chosen = source or ("llm" if (trial["trial_id"], "llm") in judgments else "verifier")
+        labels = judgments.get((trial["trial_id"], chosen), [])
+        fused, metrics = score_trial(checklist, labels, trial["outcome"])
+        model, prompt, seed = provenance.get((trial["trial_id"], chosen), (None, None, None))
+        statuses = list(trial["checks"].values())
+        rows.append(TrialScore(
+            trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
+            partial_credit=metrics.partial_credit, coverage=metrics.coverage,
+            perfect=metrics.perfect, perfect_with_endpoint=metrics.perfect_with_endpoint,
+            items=metrics.items, yes=metrics.yes, no=metrics.no, abstain=metrics.abstain,
+            unverified_evidence=sum(1 for j in labels if j.reason == "unverified_evidence"),
+            endpoint=fused.endpoint, fusion=fused.applied, judge=chosen,
+            holistic=holistic.get(trial["trial_id"], (None, ""))[0],
+            condition=trial["condition"],
+            checks_passed=sum(1 for s in statuses if s == "passed"), checks_total=len(statuses),
+            checklist_hash=checklist.hash,
+            rules=f"{checklist.rules.id}@{checklist.rules.version}",
+            synthesizer=checklist.synthesizer, judge_model=model, prompt_version=prompt,
+            seed=seed))
+    return rows
+
+
+def aggregate(rows: list[TrialScore]) -> dict[str, Any]:
+    """Per-task and per-run means (undefined partial credit is left out, and counted)."""
+    tasks: dict[str, list[TrialScore]] = {}
+    for row in rows:
+        tasks.setdefault(row.task_id or "?", []).append(row)
+    per_task = {
+        task: {"trials": len(group),
+               "partial_credit": mean(r.partial_credit for r in group),
+               "coverage": mean(r.coverage for r in group),
+               "perfect": mean(float(r.perfect) for r in group),
+               "pass_rate": mean(float(r.outcome == "pass") for r in group
+                                 if r.outcome != "none")}
+        for task, group in sorted(tasks.items())
+    }
+    return {
+        "trials": len(rows),
+        "partial_credit": mean(r.partial_credit for r in rows),
+        "coverage": mean(r.coverage for r in rows),
+        "perfect": mean(float(r.perfect) for r in rows),
+        "perfect_with_endpoint": mean(float(r.perfect_with_endpoint) for r in rows),
+        "undefined_partial_credit": sum(1 for r in rows if r.partial_credit is None),
+        "labels": {k: sum(getattr(r, k) for r in rows) for k in ("yes", "no", "abstain")},
+        "unverified_evidence": sum(r.unverified_evidence for r in rows),
+        "tasks": per_task,
+    }

@@ -1,0 +1,213 @@
+"""The run store: one SQLite file (WAL) per run directory.
+
+It holds the run's configuration and provenance, the checklists used (by hash), the
+trials, every per-item judgment with its evidence, the raw model responses, the holistic
+scores and every error. A trial's judgments from one source are written in a single
+transaction together with its "done" mark, so a run killed at any moment resumes without
+losing finished work or redoing it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentcredit.llm.types import ModelFailure, ModelResponse
+from agentcredit.schema import Checklist, Citation, ItemJudgment, Trial
+
+STORE_NAME = "run.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS checklists (
+    hash TEXT PRIMARY KEY, task_id TEXT NOT NULL, body TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS trials (
+    trial_id TEXT PRIMARY KEY, task_id TEXT, outcome TEXT NOT NULL, outcome_reason TEXT,
+    condition TEXT, checks TEXT NOT NULL, format TEXT, source_path TEXT, steps INTEGER,
+    checklist_hash TEXT, started_at TEXT);
+CREATE TABLE IF NOT EXISTS judgments (
+    trial_id TEXT NOT NULL, item_id TEXT NOT NULL, source TEXT NOT NULL, label TEXT NOT NULL,
+    reason TEXT, rationale TEXT, evidence TEXT NOT NULL, checklist_hash TEXT NOT NULL,
+    model TEXT, prompt_version TEXT, seed INTEGER,
+    PRIMARY KEY (trial_id, item_id, source));
+CREATE TABLE IF NOT EXISTS done (
+    trial_id TEXT NOT NULL, source TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (trial_id, source));
+CREATE TABLE IF NOT EXISTS responses (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT NOT NULL, kind TEXT NOT NULL,
+    model TEXT, ok INTEGER NOT NULL, text TEXT, usage TEXT, cached INTEGER, request_id TEXT,
+    latency_s REAL, failure TEXT, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS holistic (
+    trial_id TEXT PRIMARY KEY, score REAL, rationale TEXT, model TEXT, prompt_version TEXT,
+    seed INTEGER);
+CREATE TABLE IF NOT EXISTS errors (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT, stage TEXT NOT NULL,
+    message TEXT NOT NULL, at REAL NOT NULL);
+"""
+
+
+class RunStore:
+    """Typed access to a run's SQLite file."""
+
+    def __init__(self, run_dir: Path) -> None:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = run_dir / STORE_NAME
+        self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # configuration and provenance
+    def set_meta(self, values: dict[str, Any]) -> None:
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                           [(k, json.dumps(v)) for k, v in values.items()])
+
+    def meta(self) -> dict[str, Any]:
+        return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
+
+    # checklists and trials
+    def add_checklist(self, checklist: Checklist) -> None:
+        self.db.execute("INSERT OR IGNORE INTO checklists (hash, task_id, body) VALUES (?, ?, ?)",
+                        (checklist.hash, checklist.task_id, checklist.model_dump_json()))
+
+    def checklists(self) -> dict[str, Checklist]:
+        return {h: Checklist.model_validate_json(b)
+                for h, b in self.db.execute("SELECT hash, body FROM checklists")}
+
+    def add_trial(self, trial: Trial, checklist_hash: str | None) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO trials (trial_id, task_id, outcome, outcome_reason, "
+            "condition, checks, format, source_path, steps, checklist_hash, started_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (trial.id, trial.task_id, trial.outcome, trial.outcome_reason, trial.condition,
+             json.dumps(trial.checks), trial.format, trial.source_path, len(trial.steps),
+             checklist_hash, trial.started_at))
+
+    def trials(self) -> list[dict[str, Any]]:
+        cursor = self.db.execute("SELECT * FROM trials ORDER BY rowid")
+        names = [d[0] for d in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor]
+        for row in rows:
+            row["checks"] = json.loads(row["checks"])
+        return rows
+
+    # judgments
+    def is_done(self, trial_id: str, source: str) -> bool:
+        return self.db.execute("SELECT 1 FROM done WHERE trial_id = ? AND source = ?",
+                               (trial_id, source)).fetchone() is not None
+
+    def done_set(self, source: str) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT trial_id FROM done WHERE source = ?",
+                                              (source,))}
+
+    def record_judgments(
+        self, trial_id: str, source: str, judgments: list[ItemJudgment], *,
+        checklist_hash: str, model: str | None, prompt_version: str | None, seed: int | None,
+        responses: list[ModelResponse] | None = None,
+        failures: list[ModelFailure] | None = None,
+    ) -> None:
+        """All judgments of one trial from one source, its responses, and the done mark."""
+        now = time.time()
+        with self.transaction() as db:
+            db.execute("DELETE FROM judgments WHERE trial_id = ? AND source = ?",
+                       (trial_id, source))
+            db.executemany(
+                "INSERT INTO judgments (trial_id, item_id, source, label, reason, rationale, "
+                "evidence, checklist_hash, model, prompt_version, seed) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(trial_id, j.item_id, source, j.label, j.reason, j.rationale,
+                  json.dumps([c.model_dump() for c in j.evidence]), checklist_hash, model,
+                  prompt_version, seed) for j in judgments])
+            self._responses(db, trial_id, "judge", responses or [], failures or [], now)
+            db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
+                       (trial_id, source, now))
+
+    def judgments(self, source: str | None = None) -> dict[tuple[str, str], list[ItemJudgment]]:
+        """Judgments by (trial_id, source)."""
+        query = "SELECT trial_id, source, item_id, label, reason, rationale, evidence " \
+                "FROM judgments" + (" WHERE source = ?" if source else "")
+        out: dict[tuple[str, str], list[ItemJudgment]] = {}
+        for trial_id, src, item_id, label, reason, rationale, evidence in self.db.execute(
+                query, (source,) if source else ()):
+            out.setdefault((trial_id, src), []).append(ItemJudgment(
+                item_id=item_id, label=label, reason=reason, rationale=rationale or "",
+                source=src, evidence=tuple(Citation(**c) for c in json.loads(evidence))))
+        return out
+
+    def judged_models(self) -> dict[tuple[str, str], tuple[str | None, str | None, int | None]]:
+        """(model, prompt_version, seed) of each (trial, source)."""
+        return {(t, s): (m, p, seed) for t, s, m, p, seed in self.db.execute(
+            "SELECT DISTINCT trial_id, source, model, prompt_version, seed FROM judgments")}
+
+    def trials_with_failed_judge(self) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            "SELECT DISTINCT trial_id FROM judgments WHERE reason = 'judge_failed'")}
+
+    # holistic baseline
+    def record_holistic(self, trial_id: str, score: float | None, rationale: str, *,
+                        model: str, prompt_version: str, seed: int | None,
+                        response: ModelResponse | ModelFailure) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO holistic (trial_id, score, rationale, model, "
+                       "prompt_version, seed) VALUES (?, ?, ?, ?, ?, ?)",
+                       (trial_id, score, rationale, model, prompt_version, seed))
+            ok = [response] if isinstance(response, ModelResponse) else []
+            bad = [response] if isinstance(response, ModelFailure) else []
+            self._responses(db, trial_id, "holistic", ok, bad, time.time())
+
+    def holistic(self) -> dict[str, tuple[float | None, str]]:
+        return {t: (s, r) for t, s, r in self.db.execute(
+            "SELECT trial_id, score, rationale FROM holistic")}
+
+    # errors and usage
+    def add_error(self, trial_id: str | None, stage: str, message: str) -> None:
+        self.db.execute("INSERT INTO errors (trial_id, stage, message, at) VALUES (?, ?, ?, ?)",
+                        (trial_id, stage, message, time.time()))
+
+    def errors(self) -> list[tuple[str | None, str, str]]:
+        return list(self.db.execute("SELECT trial_id, stage, message FROM errors ORDER BY id"))
+
+    def usage(self) -> dict[str, int]:
+        row = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(cached), 0), COALESCE(SUM(1 - ok), 0) "
+            "FROM responses").fetchone()
+        tokens = {"input": 0, "cached_input": 0, "output": 0}
+        for (usage,) in self.db.execute("SELECT usage FROM responses WHERE ok = 1 AND cached = 0"):
+            for k, v in json.loads(usage).items():
+                tokens[k] = tokens.get(k, 0) + int(v)
+        return {"responses": row[0], "cache_hits": row[1], "failures": row[2],
+                **{f"{k}_tokens": v for k, v in tokens.items()}}
+
+    @staticmethod
+    def _responses(db: sqlite3.Connection, trial_id: str, kind: str,
+                   responses: list[ModelResponse], failures: list[ModelFailure],
+                   now: float) -> None:
+        db.executemany(
+            "INSERT INTO responses (trial_id, kind, model, ok, text, usage, cached, request_id, "
+            "latency_s, failure, at) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, NULL, ?)",
+            [(trial_id, kind, r.model, r.text, r.usage.model_dump_json(), int(r.cached),
+              r.request_id, r.latency_s, now) for r in responses])
+        db.executemany(
+            "INSERT INTO responses (trial_id, kind, model, ok, text, usage, cached, request_id, "
+            "latency_s, failure, at) VALUES (?, ?, ?, 0, NULL, NULL, 0, NULL, NULL, ?, ?)",
+            [(trial_id, kind, f.model, f.model_dump_json(), now) for f in failures])
