@@ -113,7 +113,7 @@ def _render(trial: Trial, plan: _Plan) -> str:
 def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
                     output_chars: int = 3_000) -> EvidenceView:
     """The evidence view of a trial, fitted to ``budget_tokens``."""
-    budget = budget_tokens * CHARS_PER_TOKEN
+    budget = budget_tokens * CHARS_PER_TOKEN - 400  # room for the note on what was left out
     plan = _Plan(output_chars=output_chars, claim_chars=800)
     dropped: list[str] = []
     text = _render(trial, plan)

@@ -8,7 +8,7 @@ evidence and abstain.
 from __future__ import annotations
 
 from agentcredit.formats.pytest_checks import strip_parameters
-from agentcredit.schema import CheckStatus, Checklist, ItemJudgment
+from agentcredit.schema import Checklist, CheckStatus, ItemJudgment
 
 
 def verifier_judgments(checklist: Checklist,

@@ -16,7 +16,6 @@ from agentcredit.llm.types import GenerationConfig
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.run_store import RunStore
 
-
 VERIFIER_JUDGE = "verifier-evidence"
 
 

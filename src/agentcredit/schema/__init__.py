@@ -23,16 +23,16 @@ from agentcredit.schema.records import (
 )
 
 __all__ = [
-    "Citation",
-    "ItemJudgment",
-    "JudgeSource",
-    "Label",
     "AgentInfo",
     "CheckStatus",
     "Checklist",
     "ChecklistItem",
+    "Citation",
     "Condition",
     "ImageRef",
+    "ItemJudgment",
+    "JudgeSource",
+    "Label",
     "Observation",
     "Oracle",
     "Origin",

@@ -1,0 +1,78 @@
+"""A scripted stand-in for an LLM that answers synthesis, judge and holistic prompts.
+
+It reads the prompt the way a model would and answers in the requested schema, citing
+real quotes from the evidence view (or, when told to, a quote that is not there).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+STEP = re.compile(r"^\[step (\d+)\] (\w+)$")
+ITEM = re.compile(r"^(C\d+): (.*)$")
+
+
+def _text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m["content"]) for m in messages if isinstance(m.get("content"), str))
+
+
+def _block(text: str, header: str) -> list[str]:
+    start = text.index(header) + len(header)
+    lines = []
+    for line in text[start:].splitlines()[1:]:
+        if not line.strip():
+            break
+        lines.append(line[2:] if line.startswith("- ") else line)
+    return lines
+
+
+def outputs_by_step(text: str) -> dict[int, str]:
+    """First line of each step's OUTPUT in the evidence view."""
+    found: dict[int, str] = {}
+    current = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        match = STEP.match(line)
+        if match:
+            current = int(match.group(1))
+        elif line == "OUTPUT:" and current is not None and i + 1 < len(lines):
+            first = lines[i + 1].strip()
+            if first:
+                found[current] = first[:40]
+    return found
+
+
+def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None,
+           *, fake_quote: bool = False) -> str:
+    text = _text(messages)
+    title = (schema or {}).get("title")
+    if title == "DraftChecklist":
+        checks = [c for c in _block(text, "VERIFIER CHECK IDS (reference exactly these):")
+                  if not c.startswith("(")]
+        reqs = [r for r in _block(text, "REQUIREMENT SENTENCES (quote or waive each):")
+                if not r.startswith("(")]
+        items = [{"id": f"C{i + 1}", "text": f"The outcome checked by {c} holds.",
+                  "route": "assertion", "quotes": [], "checks": [c]}
+                 for i, c in enumerate(checks)]
+        waivers = [{"sentence": r, "reason": "scripted: not itemised"} for r in reqs]
+        return json.dumps({"items": items, "waivers": waivers})
+    if title == "ItemsAnswer":
+        outputs = outputs_by_step(text)
+        block = text[text.index("<checklist>"):text.index("</checklist>")]
+        ids = [m.group(1) for m in map(ITEM.match, block.splitlines()) if m]
+        items = []
+        for item_id in ids:
+            if not outputs:
+                items.append({"item_id": item_id, "label": "abstain", "rationale": "no output"})
+                continue
+            step, quote = next(iter(outputs.items()))
+            if fake_quote:
+                quote = "this text appears nowhere in the log"
+            items.append({"item_id": item_id, "label": "yes", "rationale": "shown in output",
+                          "evidence": [{"step": step, "quote": quote}]})
+        return json.dumps({"items": items})
+    if title == "HolisticAnswer":
+        return json.dumps({"progress": 0.5, "rationale": "halfway"})
+    raise ValueError(f"unexpected schema {title!r}")

@@ -1,0 +1,190 @@
+"""Evidence view, quote check, verifier judge, LLM judge, fusion and the run command."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcredit.checklists import derive_checklist, load_rules
+from agentcredit.cli.app import app
+from agentcredit.formats import load
+from agentcredit.judging import check_quotes, judge_trial, render_evidence, verifier_judgments
+from agentcredit.judging.evidence import StepEvidence
+from agentcredit.llm import ModelClient, make_provider, register_script
+from agentcredit.schema import (
+    Citation,
+    ItemJudgment,
+    Observation,
+    Origin,
+    Step,
+    ToolCall,
+    Trial,
+)
+from tests.conftest import EXAMPLES
+from tests.judging import scripted_judge
+
+runner = CliRunner()
+RULES = load_rules()
+
+
+def _trial(outputs: list[str], message: str = "I am done, everything works.") -> Trial:
+    steps = [Step(index=0, source="user", message="Do the task.", origin=Origin(path="x"))]
+    for i, out in enumerate(outputs, start=1):
+        steps.append(Step(index=i, source="agent", message=message,
+                          tool_calls=(ToolCall(id=f"c{i}", name="shell",
+                                               arguments={"command": f"cmd {i}"}),),
+                          observations=(Observation(call_id=f"c{i}", text=out),),
+                          origin=Origin(path="x")))
+    return Trial(id="t", task_id="x", steps=tuple(steps), outcome="fail", format="test",
+                 source_path="x")
+
+
+def test_evidence_view_labels_claims_and_shortens_outputs() -> None:
+    view = render_evidence(_trial(["A" * 5000 + "TAIL-MARK"]))
+    assert "CLAIM (the agent's words, not evidence): I am done" in view.text
+    assert "ACTION: shell {\"command\": \"cmd 1\"}" in view.text
+    assert "characters omitted" in view.text and "TAIL-MARK" in view.text
+    assert view.steps[2].output.endswith("TAIL-MARK")
+
+
+def test_evidence_view_fits_the_budget_and_says_what_it_dropped() -> None:
+    trial = _trial([f"output {i} " + "x" * 3000 for i in range(40)], message="claim " * 100)
+    view = render_evidence(trial, budget_tokens=4000)
+    assert view.tokens <= 4000
+    assert "NOTE: to fit the length budget" in view.text
+    assert any("claims" in d for d in view.dropped)
+    assert "output 0" in view.text and "output 39" in view.text  # first and last kept
+
+
+def test_quote_check_downgrades_quotes_not_in_the_cited_step() -> None:
+    steps = {2: StepEvidence(2, 'shell {"command": "cat a"}', "hello world\nExit Code: 0"),
+             3: StepEvidence(3, "", "something else")}
+    good = ItemJudgment(item_id="C1", label="yes", source="llm",
+                        evidence=(Citation(step=2, quote="hello   world"),))
+    assert check_quotes(good, steps) == good
+    wrong_step = good.model_copy(update={"evidence": (Citation(step=3, quote="hello world"),)})
+    downgraded = check_quotes(wrong_step, steps)
+    assert (downgraded.label, downgraded.reason) == ("abstain", "unverified_evidence")
+    bare = good.model_copy(update={"evidence": ()})
+    assert check_quotes(bare, steps).reason == "unverified_evidence"
+
+
+def test_verifier_judge_labels() -> None:
+    task = next(t for t in load([EXAMPLES / "tasks"]).tasks if t.id == "json-config-migrate")
+    checklist = derive_checklist(task, RULES)
+    results = {"test_outputs.py::TestMigration::test_hostname_renamed": "passed",
+               "test_outputs.py::TestMigration::test_timeout_in_ms": "failed",
+               "test_outputs.py::TestMigration::test_version_added": "skipped"}
+    labels = {j.item_id: (j.label, j.reason) for j in
+              verifier_judgments(checklist, results)}  # type: ignore[arg-type]
+    assert sorted(labels.values()) == sorted([("yes", None), ("no", None),
+                                              ("abstain", "check_skipped"),
+                                              ("abstain", "check_missing"),
+                                              ("abstain", "check_missing")])
+
+
+def test_llm_judge_cites_and_fake_quotes_are_downgraded() -> None:
+    trial = next(t for t in load([EXAMPLES / "jobs"]).trials if t.id.endswith("Hs2nD8q"))
+    task = next(t for t in load([EXAMPLES / "tasks"]).tasks if t.id == trial.task_id)
+    checklist = derive_checklist(task, RULES)
+    view = render_evidence(trial)
+    register_script("honest", lambda m, s: scripted_judge.answer(m, s))
+    register_script("liar", lambda m, s: scripted_judge.answer(m, s, fake_quote=True))
+    honest = asyncio.run(judge_trial(ModelClient(make_provider("scripted/honest")), checklist,
+                                     task.instruction, view))
+    assert {j.label for j in honest.judgments} == {"yes"}
+    liar = asyncio.run(judge_trial(ModelClient(make_provider("scripted/liar")), checklist,
+                                   task.instruction, view))
+    assert {(j.label, j.reason) for j in liar.judgments} == {("abstain", "unverified_evidence")}
+    per_item = asyncio.run(judge_trial(ModelClient(make_provider("scripted/honest")), checklist,
+                                       task.instruction, view, per_item=True))
+    assert len(per_item.responses) == len(checklist.items)
+
+
+def test_failed_judge_call_abstains_and_is_recorded(tmp_path: Path) -> None:
+    from agentcredit.llm import ProviderError
+
+    def broken(messages: object, schema: object) -> str:
+        raise ProviderError("bad_request", "context too long")
+
+    register_script("broken", broken)  # type: ignore[arg-type]
+    runner.invoke(app, ["checklists", "build", str(EXAMPLES / "tasks"), "--out",
+                        str(tmp_path / "cl")])
+    out = runner.invoke(app, ["judge", str(EXAMPLES / "jobs"), "--checklists",
+                              str(tmp_path / "cl"), "--out", str(tmp_path / "run"),
+                              "--model", "scripted/broken"])
+    assert out.exit_code == 0, out.output
+    lines = (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()
+    llm = [r for r in map(json.loads, lines) if r["source"] == "llm"]
+    assert llm and {(r["label"], r["reason"]) for r in llm} == {("abstain", "judge_failed")}
+    from agentcredit.store import RunStore
+
+    errors = RunStore(tmp_path / "run").errors()
+    assert len(errors) == 8 and "context too long" in errors[0][2]
+    rows = _scores(tmp_path / "run" / "scores.csv")
+    # Nothing was decided by the judge: only the official outcome speaks.
+    assert {r["partial_credit"] for r in rows.values() if r["outcome"] == "fail"} == {"0.0"}
+    assert {r["partial_credit"] for r in rows.values() if r["outcome"] == "pass"} == {"1.0"}
+
+
+def _scores(path: Path) -> dict[str, dict[str, str]]:
+    with path.open() as handle:
+        return {row["trial_id"]: row for row in csv.DictReader(handle)}
+
+
+def test_run_without_a_model_on_the_examples(tmp_path: Path) -> None:
+    out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                              "--out", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert "no model configured" in out.output
+    rows = _scores(tmp_path / "scores.csv")
+    assert len(rows) == 8
+    unsorted = rows["csv-sales-summary__Lx9pV3c"]  # 3 of 4 checks passed, official FAIL
+    assert (unsorted["yes"], unsorted["no"], unsorted["partial_credit"]) == ("3", "2", "0.6")
+    assert unsorted["endpoint"] == "no" and unsorted["perfect"] == "False"
+    harness = rows["csv-sales-summary__Ue1gT6b"]
+    assert harness["partial_credit"] == "" and harness["fusion"] == "none"
+    passing = rows["csv-sales-summary__Qm4tR2a"]
+    assert passing["partial_credit"] == "1.0" and passing["fusion"] == "pass_propagation"
+    assert len(passing["checklist_hash"]) == 64 and passing["rules"] == "gcpc-default@1.0"
+    assert passing["judge_model"] == "verifier-evidence"
+    again = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                                "--out", str(tmp_path)])
+    assert "0 / 8" in again.output  # everything already done
+
+
+def test_run_with_a_scripted_model_and_holistic(tmp_path: Path) -> None:
+    register_script("judge-all", lambda m, s: scripted_judge.answer(m, s))
+    out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                              "--out", str(tmp_path), "--model", "scripted/judge-all",
+                              "--holistic"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    rows = _scores(tmp_path / "scores.csv")
+    assert {r["judge"] for r in rows.values()} == {"llm"}
+    assert {r["holistic"] for r in rows.values()} == {"0.5"}
+    assert {r["judge_model"] for r in rows.values()} == {"scripted/judge-all"}
+    assert {r["synthesizer"] for r in rows.values()} == {"scripted/judge-all"}
+    assert "model calls" in out.output
+    scored = runner.invoke(app, ["score", str(tmp_path), "--format", "jsonl"])
+    assert scored.exit_code == 0 and (tmp_path / "scores.jsonl").exists()
+
+
+def test_skillsbench_sample_without_a_model(corpus: Path, tmp_path: Path) -> None:
+    from agentcredit.store import RunStore
+
+    out = runner.invoke(app, ["run", str(corpus / "skillsbench" / "tasks"),
+                              str(corpus / "skillsbench" / "trials-sample"), "--out",
+                              str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    rows = _scores(tmp_path / "scores.csv")
+    assert rows["powerlifting-coef-calc__NYGDBnx"]["partial_credit"] == "1.0"
+    pivot = rows["sales-pivot-analysis__KvDpiKB"]
+    assert pivot["partial_credit"] == "0.6"
+    before = RunStore(tmp_path).judgments("verifier")[("sales-pivot-analysis__KvDpiKB",
+                                                       "verifier")]
+    labels = [j.label for j in before]
+    assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 1)
