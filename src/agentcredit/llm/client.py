@@ -10,6 +10,7 @@ ModelFailure (or raises ModelCallError when asked to); it never invents an answe
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import re
@@ -109,7 +110,7 @@ class ModelClient:
                     config: GenerationConfig) -> tuple[list[Message], dict[str, Any] | None, str]:
         """Redacted messages, the JSON schema, and the cache key of a request."""
         clean = [self._redact(m) for m in messages]
-        json_schema = schema.model_json_schema() if schema is not None else None
+        json_schema = _json_schema(schema) if schema is not None else None
         key = cache_key({"provider": self.provider.name, "model": self.provider.model,
                          "messages": [m.model_dump(mode="json") for m in clean],
                          "schema": json_schema, "config": config.model_dump()})
@@ -263,6 +264,11 @@ def validate_answer(
         return schema.model_validate(value).model_dump(mode="json"), None
     except ValidationError as exc:
         return None, str(exc)
+
+
+@functools.lru_cache(maxsize=64)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
 
 
 def _estimate_tokens(body: dict[str, Any], config: GenerationConfig) -> int:

@@ -44,12 +44,47 @@ _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
 ]
 
 
+# Cheap substring tests that must succeed before a pattern's regex is worth running:
+# (case-sensitive anchors, lower-case anchors searched in the lower-cased text).
+_ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "private_key": (("PRIVATE KEY",), ()),
+    "anthropic_key": (("sk-ant-",), ()),
+    "openai_key": (("sk-",), ()),
+    "aws_access_key_id": (("AKIA", "ASIA", "AIDA", "AROA"), ()),
+    "aws_secret_access_key": ((), ("aws_secret", "secretaccesskey")),
+    "github_token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
+    "gitlab_token": (("glpat-",), ()),
+    "slack_token": (("xox",), ()),
+    "stripe_key": (("_live_", "_test_"), ()),
+    "google_api_key": (("AIza",), ()),
+    "google_oauth_token": (("ya29.",), ()),
+    "huggingface_token": (("hf_",), ()),
+    "npm_token": (("npm_",), ()),
+    "pypi_token": (("pypi-AgE",), ()),
+    "sendgrid_key": (("SG.",), ()),
+    "twilio_key": (("SK",), ()),
+    "digitalocean_token": (("_v1_",), ()),
+    "azure_storage_key": (("AccountKey=",), ()),
+    "jwt": (("eyJ",), ()),
+    "bearer_token": ((), ("bearer",)),
+    "basic_auth": ((), ("basic",)),
+    "url_password": (("://",), ()),
+    "password_assignment": ((), ("pass", "pwd", "secret", "key", "token")),
+}
+
+
+def _may_match(kind: str, text: str, lowered: str) -> bool:
+    exact, lower = _ANCHORS[kind]
+    return any(a in text for a in exact) or any(a in lowered for a in lower)
+
+
 @dataclass
 class Redactor:
     """Replaces secrets and counts what it replaced, by kind."""
 
     enabled: bool = True
     counts: Counter[str] = field(default_factory=Counter)
+    _memo: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
 
     def __call__(self, text: str) -> str:
         """Text with every recognised secret replaced by a marker.
@@ -59,8 +94,20 @@ class Redactor:
         """
         if not self.enabled or not text:
             return text
+        cached = self._memo.get(text)
+        if cached is not None:
+            result, counts = cached
+            self.counts.update(counts)
+            return result
+        before = Counter(self.counts)
+        original = text
+        lowered = text.lower()
         for kind, pattern, group in _PATTERNS:
-            text = pattern.sub(self._replacer(kind, group), text)
+            if _may_match(kind, text, lowered):
+                text = pattern.sub(self._replacer(kind, group), text)
+        if len(self._memo) > 256:
+            self._memo.clear()
+        self._memo[original] = (text, self.counts - before)
         return text
 
     def _replacer(self, kind: str, group: int):  # type: ignore[no-untyped-def]

@@ -1,0 +1,78 @@
+"""A judging run killed with SIGKILL at random moments finishes on restart, with every item
+judged once and (almost) no model call paid twice."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcredit.cli.app import app
+from agentcredit.store import RunStore
+from tests.conftest import ROOT
+from tests.judging.synthetic import write_task, write_trials
+
+WRAPPER = """
+import sys
+sys.path.insert(0, {root!r})
+from agentcredit.llm import register_script
+from tests.judging import scripted_judge
+
+log = open({log!r}, "a")
+
+def counting(messages, schema):
+    answer = scripted_judge.answer(messages, schema)
+    log.write("call\\n")
+    log.flush()
+    return answer
+
+register_script("counting", counting)
+from agentcredit.cli.app import app
+app(["judge", {trials!r}, "--checklists", {checklists!r}, "--out", {run!r},
+     "--model", "scripted/counting", "--concurrency", "1"])
+"""
+
+
+def test_sigkilled_run_resumes_without_losing_or_repeating_work(tmp_path: Path) -> None:
+    tasks = tmp_path / "tasks"
+    write_task(tasks)
+    trials = write_trials(tmp_path / "trials", 500, steps=30)
+    checklists = tmp_path / "checklists"
+    assert CliRunner().invoke(app, ["checklists", "build", str(tasks), "--out",
+                                    str(checklists)]).exit_code == 0
+    run, log = tmp_path / "run", tmp_path / "calls.log"
+    script = tmp_path / "wrapper.py"
+    script.write_text(WRAPPER.format(root=str(ROOT), log=str(log), trials=str(trials),
+                                     checklists=str(checklists), run=str(run)))
+    rng = random.Random(11)
+    kills = 0
+    for attempt in range(40):
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        # Five kills at random moments (start-up, loading or judging), then let it finish.
+        deadline = time.monotonic() + (rng.uniform(0.8, 2.0) if attempt < 5 else 300.0)
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            kills += 1
+            continue
+        assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
+        break
+    else:
+        raise AssertionError("the run never finished")
+    store = RunStore(run)
+    assert len(store.done_set("llm")) == 500
+    judged = store.judgments("llm")
+    assert len(judged) == 500 and all(len(items) == 10 for items in judged.values())
+    calls = log.read_text().count("call")
+    # A call in flight when the process dies is the only thing that can be paid twice.
+    assert 500 <= calls <= 500 + kills, (calls, kills)
+    print(f"kills={kills} calls={calls}")
+    assert kills >= 3
