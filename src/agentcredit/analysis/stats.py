@@ -1,0 +1,257 @@
+"""Statistics for validity analyses. Pure: values in, values out; every random draw comes
+from a ``numpy.random.Generator`` passed in.
+
+The task-clustered bootstrap resamples tasks with replacement and keeps all of a task's
+trials. For AUC it is computed exactly and fast: with ``C[t, u]`` the number of
+(positive of task t, negative of task u) pairs ordered correctly (ties count half), a draw
+that takes task t ``w_t`` times has AUC ``w·C·w / ((w·n_pos)(w·n_neg))``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Interval:
+    """An estimate with a two-sided confidence interval."""
+
+    estimate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    level: float = 0.95
+
+    def as_dict(self) -> dict[str, float | None]:
+        return {"estimate": self.estimate, "ci_low": self.ci_low, "ci_high": self.ci_high,
+                "level": self.level}
+
+
+def average_ranks(values: FloatArray) -> FloatArray:
+    """1-based ranks with ties sharing their average rank.
+
+    >>> average_ranks(np.array([3.0, 1.0, 3.0, 2.0])).tolist()
+    [3.5, 1.0, 3.5, 2.0]
+    """
+    order = np.argsort(values, kind="mergesort")
+    sorted_values = values[order]
+    ranks = np.empty(len(values), dtype=np.float64)
+    boundaries = np.flatnonzero(np.diff(sorted_values)) + 1
+    starts = np.concatenate(([0], boundaries))
+    ends = np.concatenate((boundaries, [len(values)]))
+    for start, end in zip(starts, ends, strict=True):
+        ranks[order[start:end]] = (start + end + 1) / 2.0
+    return ranks
+
+
+def auc(scores: Sequence[float] | FloatArray, positive: Sequence[bool] | NDArray[np.bool_]
+        ) -> float | None:
+    """Area under the ROC curve by the rank formula (ties count half); None when one class
+    is empty.
+
+    >>> auc([0.1, 0.4, 0.35, 0.8], [False, False, True, True])
+    0.75
+    """
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(positive, dtype=bool)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    ranks = average_ranks(s)
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def _cluster_index(clusters: Sequence[str]) -> tuple[NDArray[np.int64], int]:
+    _, index = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    return index.astype(np.int64), int(index.max()) + 1 if len(index) else 0
+
+
+def pair_matrix(scores: FloatArray, positive: NDArray[np.bool_], cluster: NDArray[np.int64],
+                n_clusters: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(C, n_pos, n_neg) per cluster: C[t, u] counts correctly ordered (pos in t, neg in u)."""
+    c = np.zeros((n_clusters, n_clusters))
+    n_pos = np.bincount(cluster[positive], minlength=n_clusters).astype(np.float64)
+    n_neg = np.bincount(cluster[~positive], minlength=n_clusters).astype(np.float64)
+    pos_scores, pos_cluster = scores[positive], cluster[positive]
+    for u in range(n_clusters):
+        neg = np.sort(scores[(~positive) & (cluster == u)])
+        if len(neg) == 0:
+            continue
+        below = np.searchsorted(neg, pos_scores, side="left")
+        at_or_below = np.searchsorted(neg, pos_scores, side="right")
+        wins = below + 0.5 * (at_or_below - below)
+        c[:, u] = np.bincount(pos_cluster, weights=wins, minlength=n_clusters)
+    return c, n_pos, n_neg
+
+
+def cluster_weights(n_clusters: int, draws: int, rng: np.random.Generator) -> FloatArray:
+    """How many times each cluster is taken in each bootstrap draw (draws x clusters)."""
+    picks = rng.integers(0, n_clusters, size=(draws, n_clusters))
+    weights = np.zeros((draws, n_clusters))
+    np.add.at(weights, (np.repeat(np.arange(draws), n_clusters), picks.ravel()), 1.0)
+    return weights
+
+
+def _draw_aucs(c: FloatArray, n_pos: FloatArray, n_neg: FloatArray,
+               weights: FloatArray) -> FloatArray:
+    num = np.einsum("bt,tu,bu->b", weights, c, weights)
+    den = (weights @ n_pos) * (weights @ n_neg)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / den, np.nan)
+
+
+def _interval(estimate: float | None, draws: FloatArray, level: float) -> Interval:
+    valid = draws[~np.isnan(draws)]
+    if estimate is None or len(valid) == 0:
+        return Interval(estimate, None, None, level)
+    alpha = (1.0 - level) / 2.0
+    low, high = np.quantile(valid, [alpha, 1.0 - alpha])
+    return Interval(estimate, float(low), float(high), level)
+
+
+def clustered_auc(scores: Sequence[float], positive: Sequence[bool], clusters: Sequence[str],
+                  rng: np.random.Generator, *, draws: int = 2000, level: float = 0.95
+                  ) -> tuple[Interval, FloatArray]:
+    """AUC with a task-clustered percentile bootstrap interval, and the bootstrap draws."""
+    s = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(positive, dtype=bool)
+    cluster, n_clusters = _cluster_index(clusters)
+    estimate = auc(s, y)
+    if estimate is None or n_clusters == 0:
+        return Interval(estimate, None, None, level), np.array([])
+    c, n_pos, n_neg = pair_matrix(s, y, cluster, n_clusters)
+    boot = _draw_aucs(c, n_pos, n_neg, cluster_weights(n_clusters, draws, rng))
+    return _interval(estimate, boot, level), boot
+
+
+@dataclass(frozen=True)
+class PairedDelta:
+    """AUC(a) - AUC(b) on the same trials, with its interval and P(delta > 0) over draws."""
+
+    delta: Interval
+    share_positive: float | None
+
+
+def paired_delta_auc(scores_a: Sequence[float], scores_b: Sequence[float],
+                     positive: Sequence[bool], clusters: Sequence[str],
+                     rng: np.random.Generator, *, draws: int = 2000, level: float = 0.95
+                     ) -> PairedDelta:
+    """Paired difference of two scorers' AUCs, resampling the same task clusters for both."""
+    y = np.asarray(positive, dtype=bool)
+    a, b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
+    auc_a, auc_b = auc(a, y), auc(b, y)
+    cluster, n_clusters = _cluster_index(clusters)
+    if auc_a is None or auc_b is None:
+        return PairedDelta(Interval(None, None, None, level), None)
+    weights = cluster_weights(n_clusters, draws, rng)
+    boot_a = _draw_aucs(*pair_matrix(a, y, cluster, n_clusters), weights)
+    boot_b = _draw_aucs(*pair_matrix(b, y, cluster, n_clusters), weights)
+    diff = boot_a - boot_b
+    valid = diff[~np.isnan(diff)]
+    share = float((valid > 0).mean()) if len(valid) else None
+    return PairedDelta(_interval(auc_a - auc_b, diff, level), share)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Spearman's rank correlation (average ranks for ties); None when undefined.
+
+    >>> spearman([1, 2, 3, 4], [10, 20, 30, 40]), spearman([1, 2, 3], [3, 2, 1])
+    (1.0, -1.0)
+    """
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(a) < 2:
+        return None
+    ra, rb = average_ranks(a), average_ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return None
+    return float(np.corrcoef(ra, rb)[0, 1])
+
+
+def clustered_spearman(x: Sequence[float], y: Sequence[float], clusters: Sequence[str],
+                       rng: np.random.Generator, *, draws: int = 2000, level: float = 0.95
+                       ) -> Interval:
+    """Spearman's rho with a task-clustered bootstrap interval."""
+    a, b = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    cluster, n_clusters = _cluster_index(clusters)
+    estimate = spearman(a, b)
+    if estimate is None:
+        return Interval(None, None, None, level)
+    members = [np.flatnonzero(cluster == t) for t in range(n_clusters)]
+    values = np.full(draws, np.nan)
+    for d in range(draws):
+        picked = np.concatenate([members[t] for t in rng.integers(0, n_clusters, n_clusters)])
+        rho = spearman(a[picked], b[picked])
+        values[d] = np.nan if rho is None else rho
+    return _interval(estimate, values, level)
+
+
+@dataclass(frozen=True)
+class PairAgreement:
+    """How often a score orders preference pairs as humans did."""
+
+    pairs: int
+    concordant: int
+    discordant: int
+    ties: int
+
+    @property
+    def agreement(self) -> float | None:
+        """Concordant / (concordant + discordant): tied scores left out (and reported)."""
+        decided = self.concordant + self.discordant
+        return self.concordant / decided if decided else None
+
+    @property
+    def agreement_ties_half(self) -> float | None:
+        """Agreement counting a tied score as half right."""
+        return (self.concordant + 0.5 * self.ties) / self.pairs if self.pairs else None
+
+
+def pairwise_agreement(pairs: Sequence[tuple[float, float, int]]) -> PairAgreement:
+    """Pairs of (score_a, score_b, preference) where preference is +1 (a preferred) or -1.
+
+    >>> a = pairwise_agreement([(0.9, 0.1, 1), (0.2, 0.5, 1), (0.4, 0.4, -1), (0.1, 0.3, -1)])
+    >>> a.concordant, a.discordant, a.ties, a.agreement, a.agreement_ties_half
+    (2, 1, 1, 0.6666666666666666, 0.625)
+    """
+    concordant = discordant = ties = 0
+    for score_a, score_b, preference in pairs:
+        if score_a == score_b:
+            ties += 1
+        elif (score_a > score_b) == (preference > 0):
+            concordant += 1
+        else:
+            discordant += 1
+    return PairAgreement(len(pairs), concordant, discordant, ties)
+
+
+def lower_bound(draws: FloatArray, *, level: float = 0.95) -> float | None:
+    """One-sided lower confidence bound from bootstrap draws (their (1-level) quantile).
+
+    >>> round(lower_bound(np.arange(101, dtype=float), level=0.95), 6)
+    5.0
+    """
+    valid = np.asarray(draws, dtype=np.float64)
+    valid = valid[~np.isnan(valid)]
+    return float(np.quantile(valid, 1.0 - level)) if len(valid) else None
+
+
+def wilson_lower(successes: int, n: int, *, level: float = 0.95) -> float | None:
+    """One-sided Wilson lower bound of a proportion.
+
+    >>> round(wilson_lower(45, 50), 3)
+    0.808
+    """
+    if n == 0:
+        return None
+    from scipy.stats import norm
+
+    z = float(norm.ppf(level))
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    margin = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return float((centre - margin) / (1 + z * z / n))
