@@ -157,7 +157,7 @@ def paired_delta_auc(scores_a: Sequence[float], scores_b: Sequence[float],
     return PairedDelta(_interval(auc_a - auc_b, diff, level), share)
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+def spearman(x: Sequence[float] | FloatArray, y: Sequence[float] | FloatArray) -> float | None:
     """Spearman's rank correlation (average ranks for ties); None when undefined.
 
     >>> spearman([1, 2, 3, 4], [10, 20, 30, 40]), spearman([1, 2, 3], [3, 2, 1])
@@ -248,7 +248,7 @@ def wilson_lower(successes: int, n: int, *, level: float = 0.95) -> float | None
     """
     if n == 0:
         return None
-    from scipy.stats import norm
+    from scipy.stats import norm  # type: ignore[import-untyped]
 
     z = float(norm.ppf(level))
     p = successes / n

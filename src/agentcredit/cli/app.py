@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from agentcredit.cli import batch_cmd, checklists_cmd, gcpc_cmd, inspect_cmd
+from agentcredit.cli import analysis_cmd, batch_cmd, checklists_cmd, gcpc_cmd, inspect_cmd
 
 app = typer.Typer(
     name="agentcredit",
@@ -16,6 +16,8 @@ app = typer.Typer(
 app.command("run")(gcpc_cmd.run)
 app.command("judge")(gcpc_cmd.judge)
 app.command("score")(gcpc_cmd.score)
+app.command("analyze")(analysis_cmd.analyze)
+app.command("report")(analysis_cmd.report)
 app.command("inspect")(inspect_cmd.inspect)
 app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")

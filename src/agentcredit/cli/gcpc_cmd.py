@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentcredit.analysis.analyze import analyze_store
 from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import ChecklistIntegrityError, load_checklists
 from agentcredit.checklists.rules import load_rules
@@ -32,6 +33,7 @@ from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
+from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
 from agentcredit.schema import Checklist, Task, Trial
@@ -199,8 +201,9 @@ def run(
     judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                     options)
     path, summary = _write_scores(store, out, fmt)
+    report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
     _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-    console.print(f"scores: {path}; store: {store.path}")
+    console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
 
 
 def judge(

@@ -29,7 +29,7 @@ CREATE TABLE IF NOT EXISTS checklists (
 CREATE TABLE IF NOT EXISTS trials (
     trial_id TEXT PRIMARY KEY, task_id TEXT, outcome TEXT NOT NULL, outcome_reason TEXT,
     condition TEXT, checks TEXT NOT NULL, format TEXT, source_path TEXT, steps INTEGER,
-    checklist_hash TEXT, started_at TEXT);
+    checklist_hash TEXT, started_at TEXT, agent TEXT, model TEXT);
 CREATE TABLE IF NOT EXISTS judgments (
     trial_id TEXT NOT NULL, item_id TEXT NOT NULL, source TEXT NOT NULL, label TEXT NOT NULL,
     reason TEXT, rationale TEXT, evidence TEXT NOT NULL, checklist_hash TEXT NOT NULL,
@@ -97,11 +97,12 @@ class RunStore:
     def add_trial(self, trial: Trial, checklist_hash: str | None) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO trials (trial_id, task_id, outcome, outcome_reason, "
-            "condition, checks, format, source_path, steps, checklist_hash, started_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "condition, checks, format, source_path, steps, checklist_hash, started_at, agent, "
+            "model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (trial.id, trial.task_id, trial.outcome, trial.outcome_reason, trial.condition,
              json.dumps(trial.checks), trial.format, trial.source_path, len(trial.steps),
-             checklist_hash, trial.started_at))
+             checklist_hash, trial.started_at, trial.agent.name if trial.agent else None,
+             trial.model))
 
     def trials(self) -> list[dict[str, Any]]:
         cursor = self.db.execute("SELECT * FROM trials ORDER BY rowid")

@@ -1,0 +1,138 @@
+"""``agentcredit analyze`` and ``agentcredit report``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
+from agentcredit.cli.options import BaseUrlOpt, ModelOpt, model_client
+from agentcredit.errors import AgentCreditError
+from agentcredit.formats import load
+from agentcredit.report.build import write_report
+from agentcredit.store.run_store import STORE_NAME, RunStore
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _ci(auc: dict[str, Any]) -> str:
+    return f"{_fmt(auc['estimate'])} [{_fmt(auc['ci_low'])}, {_fmt(auc['ci_high'])}]"
+
+
+def _print(console: Console, result: dict[str, Any]) -> None:
+    disc = result.get("discrimination")
+    if disc is None:  # raw trials: check fraction only
+        console.print(f"{result['n_trials']} trials in {result['tasks']} tasks "
+                      f"({result['excluded_no_outcome']} without an outcome excluded): AUC of "
+                      f"the per-check pass fraction vs the official outcome {_ci(result['auc'])}")
+        return
+    table = Table(title=f"outcome discrimination ({disc['n_trials']} trials; "
+                  f"{disc['excluded_no_outcome']} without an outcome excluded)",
+                  title_justify="left")
+    for col in ("scorer", "n", "AUC [95% CI]", "ΔAUC GCPC − scorer [CI]", "P(Δ>0)"):
+        table.add_column(col)
+    for name, entry in disc["scorers"].items():
+        paired = disc["paired"].get(name)
+        table.add_row(entry["label"], str(entry["n"]), _ci(entry["auc"]),
+                      _ci(paired["delta_auc"]) if paired else "",
+                      _fmt(paired["share_positive"], 2) if paired else "")
+    console.print(table)
+    if "compare" in result and result["compare"].get("delta_auc"):
+        console.print(f"compared run: ΔAUC {_ci(result['compare']['delta_auc'])} on "
+                      f"{result['compare']['n']} shared trials")
+    if "human" in result:
+        for name, entry in result["human"]["scorers"].items():
+            rho = entry.get("spearman")
+            pairs = entry.get("pairs")
+            console.print(f"human agreement · {name}: "
+                          + (f"Spearman {_ci(rho)} (n={entry['n_rated']}) " if rho else "")
+                          + (f"pairs {_fmt(pairs['agreement'])} ({pairs['concordant']}/"
+                             f"{pairs['concordant'] + pairs['discordant']}, {pairs['ties']} "
+                             "ties)" if pairs else ""))
+    pairs = result.get("skill_pairs")
+    if pairs:
+        table = Table(title=f"skill pairs ({pairs['pairs']})", title_justify="left")
+        for col in ("transition", "pairs", "median change", "improving", "regressing"):
+            table.add_column(col)
+        for name, t in pairs["transitions"].items():
+            table.add_row(name, str(t["pairs"]), _fmt(t["median_change"]),
+                          _fmt(t.get("share_improving"), 2), _fmt(t.get("share_regressing"), 2))
+        console.print(table)
+        for p in pairs["list"]:
+            console.print(f"  {p['task_id']}: {p['transition']} {_fmt(p['before'])} → "
+                          f"{_fmt(p['after'])} (checks {p['checks_before']} → "
+                          f"{p['checks_after']})")
+    if "perturbation" in result:
+        p = result["perturbation"]
+        console.print(f"evidence perturbation: {p['perturbed']} items; to No "
+                      f"{_fmt(p['share_to_no'], 2)}, to No or Abstain "
+                      f"{_fmt(p['share_to_no_or_abstain'], 2)}")
+
+
+def analyze(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory, or trial files/folders.")],
+    compare: Annotated[Path | None, typer.Option("--compare", help="A second run.")] = None,
+    human: Annotated[Path | None, typer.Option("--human", help="Human labels CSV.")] = None,
+    pairs: Annotated[str, typer.Option("--pairs", help="auto, none or a pairing CSV.")] = "auto",
+    perturb: Annotated[int, typer.Option("--perturb", help="Items to perturb (needs --model).")
+                       ] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap draws.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    json_out: Annotated[Path | None, typer.Option("--json", help="Write the numbers here.")
+                        ] = None,
+    model: ModelOpt = None,
+    base_url: BaseUrlOpt = None,
+) -> None:
+    """Validity analyses: AUC with task-clustered CIs, ablations, human agreement, skill pairs,
+    evidence perturbation."""
+    console = Console()
+    try:
+        if not (run_dir / STORE_NAME).exists():
+            loaded = load([run_dir])
+            result = analyze_trials(loaded.trials, seed=seed, draws=bootstrap)
+        else:
+            store = RunStore(run_dir)
+            other = RunStore(compare) if compare else None
+            result = analyze_store(store, seed=seed, draws=bootstrap, human=human,
+                                   pairs=None if pairs == "none" else pairs, compare=other)
+            if perturb:
+                client = model_client(model, base_url=base_url,
+                                      cache=run_dir / "responses.sqlite", no_cache=False,
+                                      concurrency=4)
+                if client is None:
+                    console.print("[yellow]--perturb needs --model; skipped[/yellow]")
+                else:
+                    result["perturbation"] = asyncio.run(
+                        perturb_store(store, client, n=perturb, seed=seed))
+    except AgentCreditError as exc:
+        console.print(f"[red]error[/red] {exc}")
+        raise typer.Exit(2) from None
+    _print(console, result)
+    if json_out is not None:
+        json_out.write_text(json.dumps(result, indent=2, default=str) + "\n")
+        console.print(f"numbers: {json_out}")
+
+
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
+    out: Annotated[Path | None, typer.Option("--out", help="HTML file.")] = None,
+    bootstrap: Annotated[int, typer.Option("--bootstrap")] = 2000,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+) -> None:
+    """Write a self-contained HTML report (opens with no network)."""
+    console = Console()
+    if not (run_dir / STORE_NAME).exists():
+        console.print(f"[red]error[/red] {run_dir}: no run store here")
+        raise typer.Exit(2)
+    store = RunStore(run_dir)
+    path = write_report(store, analyze_store(store, seed=seed, draws=bootstrap),
+                        out or run_dir / "report.html")
+    console.print(f"report: {path}")

@@ -1,0 +1,188 @@
+"""The self-contained HTML report of a run: inline CSS, JS and SVG, no network."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from html import escape
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from agentcredit.analysis.studies import SCORERS, trial_rows
+from agentcredit.formats import load
+from agentcredit.judging.evidence import action_text, output_text, shorten
+from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
+from agentcredit.runs.scores import aggregate, run_scores
+from agentcredit.schema import ItemJudgment, Trial
+from agentcredit.store.run_store import RunStore
+
+MAX_TRIALS = 300
+MAX_OUTPUT = 2_500
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _anchor(trial_id: str, step: int) -> str:
+    return f"{_SAFE_ID.sub('_', trial_id)}-step-{step}"
+
+
+def _steps(trial: Trial | None, cited: dict[int, list[str]]) -> list[dict[str, Any]]:
+    if trial is None:
+        return []
+    out = []
+    for step in trial.steps:
+        number = step.index + 1
+        html = escape(shorten(output_text(step), MAX_OUTPUT))
+        for quote in cited.get(number, []):
+            needle = escape(quote)
+            if needle and needle in html:
+                html = html.replace(needle, f"<mark>{needle}</mark>", 1)
+        out.append({"n": number, "source": step.source, "anchor": _anchor(trial.id, number),
+                    "claim": shorten(step.message.strip(), 600) if step.source == "agent"
+                    else shorten(step.message.strip(), 300),
+                    "action": shorten(action_text(step), 1_200), "output": html})
+    return out
+
+
+def _trial_view(row: dict[str, Any], judgments: list[ItemJudgment], trial: Trial | None,
+                checklists: dict[str, Any], score: Any) -> dict[str, Any]:
+    checklist = checklists[row["checklist_hash"]]
+    by_item = {j.item_id: j for j in judgments}
+    cited: dict[int, list[str]] = {}
+    items = []
+    for item in checklist.items:
+        judged = by_item.get(item.id)
+        citations = []
+        for c in judged.evidence if judged else ():
+            cited.setdefault(c.step, []).append(c.quote)
+            citations.append({"step": c.step, "quote": c.quote,
+                              "anchor": _anchor(row["trial_id"], c.step)})
+        items.append({"id": item.id, "text": item.text, "route": item.route,
+                      "label": score.labels.get(item.id, "abstain"),
+                      "judged": judged.label if judged else "abstain",
+                      "reason": judged.reason if judged else "not judged",
+                      "rationale": judged.rationale if judged else "", "citations": citations})
+    return {"id": row["trial_id"], "task": row["task_id"], "outcome": row["outcome"],
+            "rows": items, "steps": _steps(trial, cited), "hash": row["checklist_hash"][:16],
+            "log_note": "the log could not be re-read from " + str(row["source_path"]),
+            "endpoint": None, "fusion": "", "judge": "", "pc": "—", "coverage": "—"}
+
+
+def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int = MAX_TRIALS
+                 ) -> str:
+    """Render the report HTML for a run and its analysis."""
+    rows, checklists = trial_rows(store)
+    scores = {s.trial_id: s for s in run_scores(store)}
+    summary = aggregate(list(scores.values()))
+    meta = analysis.get("meta", {})
+    discrimination = analysis.get("discrimination", {"scorers": {}, "paired": {}})
+    stored = store.trials()[:max_trials]
+    reread = {t.id: t for t in load(sorted({r["source_path"] for r in stored
+                                            if r["source_path"]})).trials} if stored else {}
+    judgments = store.judgments()
+    row_by_id = {r.trial_id: r for r in rows}
+    trials = []
+    for row in stored:
+        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
+            continue
+        s = scores[row["trial_id"]]
+        chosen = judgments.get((row["trial_id"], s.judge), [])
+        view = _trial_view(row, chosen, reread.get(row["trial_id"]), checklists,
+                           _Labels(row_by_id[row["trial_id"]].labels))
+        view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
+                     "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
+        trials.append(view)
+    curves: dict[str, list[tuple[float, float]]] = {}
+    decided = [r for r in rows if r.outcome in ("pass", "fail")]
+    for name in ("partial_credit", "holistic", "check_fraction", "no_endpoint"):
+        usable = [r for r in decided if r.scores.get(name) is not None]
+        points = roc_points([r.scores[name] for r in usable],  # type: ignore[misc]
+                            [r.outcome == "pass" for r in usable])
+        if points:
+            auc = discrimination["scorers"].get(name, {}).get("auc", {}).get("estimate")
+            curves[f"{SCORERS[name]} (AUC {_fmt(auc)})"] = points
+    hist = {o: [r.scores["partial_credit"] for r in rows if r.outcome == o
+                and r.scores["partial_credit"] is not None] for o in ("pass", "fail", "none")}
+    template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+        resources.files("agentcredit.report").joinpath("template.html.j2").read_text("utf-8"))
+    from agentcredit import __version__
+
+    return template.render(
+        title=str(meta.get("command", "run")) + " · " + str(store.path.parent.name),
+        generated=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
+        seed=analysis.get("seed", 0), draws=analysis.get("bootstrap_draws", 0),
+        provenance=[(k, v) for k, v in sorted(meta.items())],
+        cards=_cards(summary, discrimination),
+        scorers=_scorer_rows(discrimination),
+        discrimination_note=f"{discrimination.get('n_trials', 0)} trials with an official "
+        f"outcome; {discrimination.get('excluded_no_outcome', 0)} without one were excluded.",
+        roc_svg=roc_svg(curves) if curves else "<p class='muted'>needs trials of both "
+        "outcomes</p>",
+        hist_svg=histogram_svg({k: v for k, v in hist.items() if v}),
+        tasks=[{"task": t, "trials": v["trials"], "pass_rate": _fmt(v["pass_rate"], 2),
+                "pc": _fmt(v["partial_credit"]), "coverage": _fmt(v["coverage"]),
+                "perfect": _fmt(v["perfect"], 2)} for t, v in summary["tasks"].items()],
+        pairs=_pairs(analysis.get("skill_pairs")),
+        trials=trials,
+        trials_note=(f"showing the first {max_trials} of {len(store.trials())} trials"
+                     if len(store.trials()) > max_trials else ""),
+    )
+
+
+class _Labels:
+    def __init__(self, labels: dict[str, str]) -> None:
+        self.labels = labels
+
+
+def _cards(summary: dict[str, Any], disc: dict[str, Any]) -> list[dict[str, str]]:
+    auc = disc.get("scorers", {}).get("partial_credit", {}).get("auc", {})
+    ci = (f" [{_fmt(auc.get('ci_low'))}, {_fmt(auc.get('ci_high'))}]"
+          if auc.get("ci_low") is not None else "")
+    return [
+        {"label": "trials scored", "value": str(summary["trials"])},
+        {"label": "mean partial credit", "value": _fmt(summary["partial_credit"])},
+        {"label": "mean evidence coverage", "value": _fmt(summary["coverage"])},
+        {"label": "perfect (without endpoint)", "value": _fmt(summary["perfect"], 2)},
+        {"label": "AUC of partial credit vs outcome" + ci, "value": _fmt(auc.get("estimate"))},
+        {"label": "unverified evidence", "value": str(summary["unverified_evidence"])},
+    ]
+
+
+def _scorer_rows(disc: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for name, entry in disc.get("scorers", {}).items():
+        auc = entry["auc"]
+        paired = disc.get("paired", {}).get(name)
+        out.append({"label": entry["label"], "n": entry["n"], "auc": _fmt(auc["estimate"]),
+                    "ci": f"[{_fmt(auc['ci_low'])}, {_fmt(auc['ci_high'])}]",
+                    "delta": _fmt(paired["delta_auc"]["estimate"]) if paired else "",
+                    "share": _fmt(paired["share_positive"], 2) if paired else ""})
+    return out
+
+
+def _pairs(study: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not study:
+        return None
+    return {
+        "threshold": study["threshold"],
+        "transitions": [(name, {"pairs": t["pairs"], "median": _fmt(t["median_change"]),
+                                "improving": _fmt(t.get("share_improving"), 2),
+                                "regressing": _fmt(t.get("share_regressing"), 2)})
+                        for name, t in study["transitions"].items()],
+        "list": [{**p, "scores": f"{_fmt(p['before'])} → {_fmt(p['after'])}"}
+                 for p in study["list"]],
+        "changed": study["items_changed_most"],
+    }
+
+
+def write_report(store: RunStore, analysis: dict[str, Any], out: Path) -> Path:
+    """Write the report file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(build_report(store, analysis), encoding="utf-8")
+    return out

@@ -1,0 +1,92 @@
+"""Small inline SVG charts for the report: ROC curves and score histograms. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#57606a")
+
+
+def roc_points(scores: Sequence[float], positive: Sequence[bool]) -> list[tuple[float, float]]:
+    """(false positive rate, true positive rate) at every threshold, from (0,0) to (1,1).
+
+    >>> roc_points([0.9, 0.1], [True, False])
+    [(0.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
+    """
+    n_pos = sum(positive)
+    n_neg = len(positive) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        return []
+    pairs = sorted(zip(scores, positive, strict=True), key=lambda p: -p[0])
+    points = [(0.0, 0.0)]
+    tp = fp = 0
+    i = 0
+    while i < len(pairs):
+        threshold = pairs[i][0]
+        while i < len(pairs) and pairs[i][0] == threshold:
+            tp += pairs[i][1]
+            fp += not pairs[i][1]
+            i += 1
+        points.append((fp / n_neg, tp / n_pos))
+    return points
+
+
+def roc_svg(curves: dict[str, list[tuple[float, float]]], size: int = 320) -> str:
+    """ROC curves of several scorers on one square chart with a legend."""
+    pad = 36
+    inner = size - 2 * pad
+    parts = [f'<svg class="roc" viewBox="0 0 {size} {size + 20 * len(curves)}" '
+             f'width="{size}" role="img" aria-label="ROC curves">',
+             f'<rect x="{pad}" y="{pad}" width="{inner}" height="{inner}" fill="#fff" '
+             'stroke="#d0d7de"/>',
+             f'<line x1="{pad}" y1="{pad + inner}" x2="{pad + inner}" y2="{pad}" '
+             'stroke="#d0d7de" stroke-dasharray="4 4"/>',
+             f'<text x="{size / 2}" y="{size - 8}" text-anchor="middle" font-size="11">'
+             'false positive rate</text>',
+             f'<text x="12" y="{size / 2}" font-size="11" transform="rotate(-90 12 {size / 2})"'
+             ' text-anchor="middle">true positive rate</text>']
+    for n, (name, points) in enumerate(curves.items()):
+        colour = COLOURS[n % len(COLOURS)]
+        path = " ".join(f"{'M' if i == 0 else 'L'}{pad + x * inner:.1f},{pad + (1 - y) * inner:.1f}"
+                        for i, (x, y) in enumerate(points))
+        parts.append(f'<path class="roc-curve" d="{path}" fill="none" stroke="{colour}" '
+                     f'stroke-width="2"><title>{escape(name)}</title></path>')
+        y = size + 14 + 20 * n
+        parts.append(f'<rect x="{pad}" y="{y - 9}" width="12" height="4" fill="{colour}"/>'
+                     f'<text x="{pad + 18}" y="{y - 4}" font-size="11">{escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram_svg(groups: dict[str, Sequence[float]], bins: int = 10, width: int = 360,
+                  height: int = 180) -> str:
+    """Side-by-side histograms of scores in [0, 1], one colour per group."""
+    pad = 28
+    counts = {name: [0] * bins for name in groups}
+    for name, values in groups.items():
+        for v in values:
+            counts[name][min(int(v * bins), bins - 1)] += 1
+    peak = max((c for cs in counts.values() for c in cs), default=0) or 1
+    slot = (width - 2 * pad) / bins
+    bar = slot / max(len(groups), 1) * 0.9
+    parts = [f'<svg class="hist" viewBox="0 0 {width} {height + 20}" width="{width}" '
+             'role="img" aria-label="score distribution">',
+             f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
+             'stroke="#57606a"/>']
+    for g, (name, cs) in enumerate(counts.items()):
+        colour = COLOURS[g % len(COLOURS)]
+        for b, c in enumerate(cs):
+            h = (height - 2 * pad) * c / peak
+            x = pad + b * slot + g * bar
+            parts.append(f'<rect x="{x:.1f}" y="{height - pad - h:.1f}" width="{bar:.1f}" '
+                         f'height="{h:.1f}" fill="{colour}"><title>{escape(name)} '
+                         f'{b / bins:.1f}-{(b + 1) / bins:.1f}: {c}</title></rect>')
+        parts.append(f'<text x="{pad + 110 * g}" y="{height + 12}" font-size="11" '
+                     f'fill="{colour}">■ {escape(name)} ({len(groups[name])})</text>')
+    for tick in (0, 0.5, 1):
+        x = pad + tick * (width - 2 * pad)
+        parts.append(f'<text x="{x}" y="{height - pad + 14}" font-size="10" '
+                     f'text-anchor="middle">{tick}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
