@@ -33,7 +33,8 @@ def test_clustered_bootstrap_hand_worked() -> None:
     clusters = ["A", "A", "B", "B"]
     c, n_pos, n_neg = stats.pair_matrix(np.array(scores), np.array(positive),
                                         np.array([0, 0, 1, 1]), 2)
-    assert c.tolist() == [[1.0, 1.0], [1.0, 0.0]] and n_pos.tolist() == [1, 1]
+    assert c.tolist() == [[1.0, 1.0], [1.0, 0.0]]
+    assert n_pos.tolist() == [1, 1] and n_neg.tolist() == [1, 1]
     interval, draws = stats.clustered_auc(scores, positive, clusters,
                                           np.random.default_rng(0), draws=400)
     assert interval.estimate == 0.75
