@@ -27,6 +27,7 @@ class BuildReport:
     kept: list[str] = field(default_factory=list)
     rejected: dict[str, Rejection] = field(default_factory=dict)
     no_checks: list[str] = field(default_factory=list)
+    deferred: list[str] = field(default_factory=list)
 
 
 def derive_checklist(task: Task, rules: Rules) -> Checklist | Rejection:
@@ -72,6 +73,9 @@ def _record(report: BuildReport, task: Task, result: Checklist | Rejection, out:
         freeze(result, out, force=force)
         report.built.append(task.id)
         (out / REJECTIONS / file_name(task.id)).unlink(missing_ok=True)
+        return
+    if result.reason.startswith("model call failed: deferred"):
+        report.deferred.append(task.id)  # queued for a batch file; built on a later run
         return
     if not task.checks and result.reason.startswith("no verifier checks"):
         report.no_checks.append(task.id)

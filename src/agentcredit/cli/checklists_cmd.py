@@ -18,6 +18,7 @@ from agentcredit.checklists.gates import GateFailure, run_gates
 from agentcredit.checklists.rules import load_rules
 from agentcredit.cli.options import (
     BaseUrlOpt,
+    BatchOpt,
     CacheOpt,
     ConcurrencyOpt,
     ModelOpt,
@@ -52,13 +53,14 @@ def build(
     no_cache: NoCacheOpt = False,
     retry_failed: RetryFailedOpt = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild frozen checklists.")] = False,
+    batch: BatchOpt = False,
 ) -> None:
     """Freeze one checklist per task; with no --model, derive them from the verifier."""
     console = Console()
     try:
         rule_set = load_rules(rules)
         client = model_client(model, base_url=base_url, cache=cache, no_cache=no_cache,
-                              concurrency=concurrency, retry_failed=retry_failed)
+                              concurrency=concurrency, retry_failed=retry_failed, batch=batch)
     except AgentCreditError as exc:
         console.print(f"[red]error[/red] {exc}")
         raise typer.Exit(2) from None
@@ -85,7 +87,7 @@ def build(
     assert isinstance(report, BuildReport)
     console.print(f"built {len(report.built)}, kept {len(report.kept)} already frozen, "
                   f"rejected {len(report.rejected)}, without verifier checks "
-                  f"{len(report.no_checks)} → {out}")
+                  f"{len(report.no_checks)}, queued for a batch {len(report.deferred)} → {out}")
     for task_id in report.no_checks:
         console.print(f"  [yellow]-[/yellow] {task_id}: no verifier checks; give --model to "
                       "synthesize from the instruction")

@@ -22,11 +22,15 @@ from agentcredit.checklists.rules import load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
 from agentcredit.cli.options import (
     BaseUrlOpt,
+    BatchOpt,
     ConcurrencyOpt,
     ModelOpt,
     NoCacheOpt,
     NoRedactOpt,
+    PricesOpt,
     RetryFailedOpt,
+    RpmOpt,
+    TpmOpt,
     model_client,
 )
 from agentcredit.errors import AgentCreditError
@@ -65,11 +69,13 @@ def _load(paths: list[Path], console: Console) -> tuple[list[Task], list[Trial]]
 
 def _client(model: str | None, base_url: str | None, cache: Path | None, no_cache: bool,
             concurrency: int, retry_failed: bool, no_redact: bool, run_dir: Path,
-            console: Console) -> ModelClient | None:
+            console: Console, *, batch: bool = False, rpm: int | None = None,
+            tpm: int | None = None, prices: Path | None = None) -> ModelClient | None:
     try:
         return model_client(model, base_url=base_url, cache=cache or run_dir / "responses.sqlite",
                             no_cache=no_cache, concurrency=concurrency,
-                            retry_failed=retry_failed, redact=not no_redact)
+                            retry_failed=retry_failed, redact=not no_redact, batch=batch,
+                            rpm=rpm, tpm=tpm, prices=prices)
     except AgentCreditError as exc:
         console.print(f"[red]error[/red] {exc}")
         raise typer.Exit(2) from None
@@ -130,6 +136,9 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
     ]
     if judged is not None:
         rows.append(("trials judged now / already done", f"{judged.judged} / {judged.resumed}"))
+        if judged.deferred:
+            rows.append(("trials queued for a batch (judged on a later run)",
+                         str(judged.deferred)))
         if judged.skipped:
             rows.append(("trials skipped (no checklist)", str(len(judged.skipped))))
     if usage is not None:
@@ -162,12 +171,16 @@ def run(
     no_redact: NoRedactOpt = False,
     budget_tokens: BudgetOpt = 24_000,
     fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet.")] = "csv",
+    batch: BatchOpt = False,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                     out, console)
+                     out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
     if client is None:
         console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                       "verifiers and items are judged from per-check verifier results only")
@@ -183,7 +196,9 @@ def run(
                 task_list, checklist_dir, rule_set, model=client, concurrency=concurrency,
                 progress=lambda _: bar.advance(job)))
         console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
-                      f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks")
+                      f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
+                      + (f", {len(report.deferred)} queued for a batch" if report.deferred
+                         else ""))
         checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
     except (AgentCreditError, ChecklistIntegrityError) as exc:
         console.print(f"[red]error[/red] {exc}")
@@ -204,6 +219,11 @@ def run(
     report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
     _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
     console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
+    if batch and client is not None and client.cache is not None:
+        console.print("requests queued: agentcredit batch export --cache "
+                      f"{client.cache.path} --out requests.jsonl; after the batch ran: "
+                      f"agentcredit batch import RESULTS --cache {client.cache.path}; then run "
+                      "this command again (without --batch)")
 
 
 def judge(
@@ -223,12 +243,16 @@ def judge(
     retry_failed: RetryFailedOpt = False,
     no_redact: NoRedactOpt = False,
     budget_tokens: BudgetOpt = 24_000,
+    batch: BatchOpt = False,
+    rpm: RpmOpt = None,
+    tpm: TpmOpt = None,
+    prices: PricesOpt = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                     out, console)
+                     out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
     try:
         checklists = load_checklists(checklists_dir)
     except (AgentCreditError, ChecklistIntegrityError) as exc:

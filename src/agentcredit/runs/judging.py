@@ -12,7 +12,7 @@ from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.types import GenerationConfig
+from agentcredit.llm.types import GenerationConfig, ModelFailure
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.run_store import RunStore
 
@@ -39,6 +39,7 @@ class JudgeSummary:
     trials: int = 0
     judged: int = 0
     resumed: int = 0
+    deferred: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
@@ -95,6 +96,9 @@ async def judge_trials(
             if need_llm:
                 result = await judge_trial(model, checklist, instruction, view,
                                            per_item=options.per_item, config=config)
+                if any(f.kind == "deferred" for f in result.failures):
+                    summary.deferred += 1  # queued for a batch file; judged on a later run
+                    return
                 store.record_judgments(
                     trial.id, "llm", result.judgments, checklist_hash=checklist.hash,
                     model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
@@ -104,6 +108,9 @@ async def judge_trials(
             if need_holistic:
                 value, rationale, response = await holistic_score(model, instruction, view,
                                                                   config=config)
+                if isinstance(response, ModelFailure) and response.kind == "deferred":
+                    summary.deferred += 1
+                    return
                 store.record_holistic(trial.id, value, rationale, model=model.model_id,
                                       prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
                                       response=response)
