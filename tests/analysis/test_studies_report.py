@@ -126,9 +126,19 @@ def judged_run(tmp_path: Path) -> Path:
     register_script("report-judge", lambda m, s: scripted_judge.answer(m, s))
     out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
                               "--out", str(tmp_path / "judged"), "--model",
-                              "scripted/report-judge", "--holistic"])
+                              "scripted/report-judge", "--holistic", "--generic"])
     assert out.exit_code == 0, out.output
     return tmp_path / "judged"
+
+
+def test_generic_checklist_ablation_is_scored(judged_run: Path) -> None:
+    result = analyze_store(RunStore(judged_run), draws=200)
+    scorers = result["discrimination"]["scorers"]
+    assert scorers["generic_checklist"]["n"] == 7
+    assert scorers["holistic"]["n"] == 7
+    assert "generic_checklist" in result["discrimination"]["paired"]
+    judged = RunStore(judged_run).judgments("generic")
+    assert len(judged) == 8 and all(len(v) == 5 for v in judged.values())
 
 
 def test_report_renders_offline_in_headless_chromium(judged_run: Path) -> None:

@@ -20,6 +20,7 @@ from agentcredit.analysis.stats import (
     pairwise_agreement,
 )
 from agentcredit.errors import InputError
+from agentcredit.judging.generic import generic_checklist
 from agentcredit.runs.scores import score_trial
 from agentcredit.schema import Checklist, ItemJudgment
 from agentcredit.store.run_store import RunStore
@@ -50,6 +51,7 @@ SCORERS = {
     "no_pass_propagation": "ablation: without PASS propagation",
     "verifier_judge": "verifier-evidence judge only",
     "check_fraction": "fraction of verifier checks passed",
+    "generic_checklist": "ablation: fixed generic checklist",
 }
 
 
@@ -80,6 +82,9 @@ def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
             "verifier_judge": _pc(checklist, judgments.get((tid, "verifier"), []), outcome)
             if source == "llm" else None,
             "check_fraction": passed / len(statuses) if statuses else None,
+            "generic_checklist": _pc(generic_checklist(trial["task_id"] or ""),
+                                     judgments[(tid, "generic")], outcome)
+            if (tid, "generic") in judgments else None,
         }
         rows.append(TrialRow(tid, trial["task_id"] or "?", outcome, trial["condition"],
                              trial.get("agent"), trial.get("model"), trial["started_at"],

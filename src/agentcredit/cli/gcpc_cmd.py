@@ -50,6 +50,8 @@ HolisticOpt = Annotated[bool, typer.Option("--holistic",
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generation and retries.")]
 RunCacheOpt = Annotated[Path | None, typer.Option(
     "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
+GenericOpt = Annotated[bool, typer.Option(
+    "--generic", help="Also judge the fixed generic checklist (the RQ4 ablation).")]
 BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
                                         help="Token budget of one trajectory's evidence view.")]
 
@@ -162,6 +164,7 @@ def run(
     rules: Annotated[Path | None, typer.Option("--rules", help="Rules YAML.")] = None,
     per_item: PerItemOpt = False,
     holistic: HolisticOpt = False,
+    generic: GenericOpt = False,
     seed: SeedOpt = 0,
     concurrency: ConcurrencyOpt = 8,
     base_url: BaseUrlOpt = None,
@@ -212,7 +215,7 @@ def run(
                   "per_item": per_item, "budget_tokens": budget_tokens})
     options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                            budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed)
+                           retry_failed=retry_failed, generic=generic)
     judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                     options)
     path, summary = _write_scores(store, out, fmt)
@@ -235,6 +238,7 @@ def judge(
         "--tasks", help="Task folders, for the instructions shown to the judge.")] = None,
     per_item: PerItemOpt = False,
     holistic: HolisticOpt = False,
+    generic: GenericOpt = False,
     seed: SeedOpt = 0,
     concurrency: ConcurrencyOpt = 8,
     base_url: BaseUrlOpt = None,
@@ -268,7 +272,7 @@ def judge(
                   "budget_tokens": budget_tokens})
     options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                            budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed)
+                           retry_failed=retry_failed, generic=generic)
     judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                     options)
     _, summary = _write_scores(store, out, "csv")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from agentcredit.formats.join import first_user_message
 from agentcredit.judging.evidence import render_evidence
+from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
@@ -30,6 +31,7 @@ class JudgeOptions:
     budget_tokens: int = 24_000
     concurrency: int = 8
     retry_failed: bool = False
+    generic: bool = False
 
 
 @dataclass
@@ -64,6 +66,7 @@ async def judge_trials(
     if options.retry_failed:
         done_llm -= store.trials_with_failed_judge()
     have_holistic = set(store.holistic()) if options.holistic else set()
+    done_generic = store.done_set("generic") if options.generic else set()
     semaphore = asyncio.Semaphore(options.concurrency)
 
     async def one(trial: Trial) -> None:
@@ -83,7 +86,8 @@ async def judge_trials(
                                    prompt_version="none", seed=None)
         need_llm = model is not None and trial.id not in done_llm
         need_holistic = model is not None and options.holistic and trial.id not in have_holistic
-        if not need_llm and not need_holistic:
+        need_generic = model is not None and options.generic and trial.id not in done_generic
+        if not need_llm and not need_holistic and not need_generic:
             if fresh:
                 summary.judged += 1
             else:
@@ -114,6 +118,16 @@ async def judge_trials(
                 store.record_holistic(trial.id, value, rationale, model=model.model_id,
                                       prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
                                       response=response)
+            if need_generic:
+                generic = generic_checklist(trial.task_id or "")
+                result = await judge_trial(model, generic, instruction, view, config=config)
+                if any(f.kind == "deferred" for f in result.failures):
+                    summary.deferred += 1
+                    return
+                store.record_judgments(
+                    trial.id, "generic", result.judgments, checklist_hash=generic.hash,
+                    model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
+                    seed=options.seed, responses=result.responses, failures=result.failures)
         summary.judged += 1
 
     async def tracked(trial: Trial) -> None:
