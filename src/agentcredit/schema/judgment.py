@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Label = Literal["yes", "no", "abstain"]
-JudgeSource = Literal["llm", "verifier"]
+JudgeSource = Literal["llm", "verifier", "generic"]
 
 
 class _Record(BaseModel):
@@ -31,4 +31,4 @@ class ItemJudgment(_Record):
         "not_judged, judge_failed, check_skipped, check_missing, no_checks.")
     rationale: str = Field(default="", description="The judge's short rationale.")
     evidence: tuple[Citation, ...] = Field(default=(), description="Citations.")
-    source: JudgeSource = Field(description="llm or verifier.")
+    source: JudgeSource = Field(description="llm, verifier or generic (the generic-checklist ablation).")
