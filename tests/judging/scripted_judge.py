@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 STEP = re.compile(r"^\[step (\d+)\] (\w+)$")
-ITEM = re.compile(r"^(C\d+): (.*)$")
+ITEM = re.compile(r"^([A-Z]+\d+): (.*)$")
 
 
 def _text(messages: list[dict[str, Any]]) -> str:
