@@ -188,3 +188,17 @@ def test_skillsbench_sample_without_a_model(corpus: Path, tmp_path: Path) -> Non
                                                        "verifier")]
     labels = [j.label for j in before]
     assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 1)
+
+
+def test_score_exports_parquet(tmp_path: Path) -> None:
+    import pytest
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    assert runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                               "--out", str(tmp_path)]).exit_code == 0
+    out = runner.invoke(app, ["score", str(tmp_path), "--format", "parquet"])
+    assert out.exit_code == 0, out.output
+    table = pq.read_table(tmp_path / "scores.parquet").to_pylist()
+    by_id = {row["trial_id"]: row for row in table}
+    assert by_id["csv-sales-summary__Lx9pV3c"]["partial_credit"] == 0.6
+    assert by_id["csv-sales-summary__Ue1gT6b"]["partial_credit"] is None
