@@ -6,13 +6,13 @@ schema; the tool input becomes the answer's JSON text.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from typing import Any
 
 from agentcredit.errors import PrerequisiteError
 from agentcredit.llm.providers.base import (
+    LoopBoundClient,
     ProviderError,
     RawAnswer,
     retry_after_seconds,
@@ -33,7 +33,7 @@ def _sdk() -> Any:
     return anthropic
 
 
-class AnthropicProvider:
+class AnthropicProvider(LoopBoundClient):
     """Claude models over the Messages API (the SDK's own retries turned off)."""
 
     name = "anthropic"
@@ -41,25 +41,14 @@ class AnthropicProvider:
     def __init__(self, model: str, *, base_url: str | None = None,
                  api_key: str | None = None) -> None:
         _sdk()
+        super().__init__()
         self.model = model
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or "not-set"
-        self._clients: dict[int, Any] = {}
 
-    def _client(self) -> Any:
-        loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            client = _sdk().AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,
-                                           max_retries=0)
-            self._clients = {loop_id: client}
-        return client
-
-    async def aclose(self) -> None:
-        """Close the SDK client of the running event loop."""
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.close()
+    def _make_client(self) -> Any:
+        return _sdk().AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,
+                                     max_retries=0)
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:

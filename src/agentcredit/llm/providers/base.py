@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -51,6 +52,31 @@ class Provider(Protocol):
     def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
         """Decode a response body (as found in a batch results file)."""
         ...
+
+
+class LoopBoundClient:
+    """Keeps one SDK client per event loop: an SDK's connection pool is bound to the loop
+    that created it, and ``generate_sync`` runs each call in a fresh loop."""
+
+    def __init__(self) -> None:
+        self._clients: dict[int, Any] = {}
+
+    def _make_client(self) -> Any:
+        raise TypeError("providers define _make_client")
+
+    def _client(self) -> Any:
+        loop_id = id(asyncio.get_running_loop())
+        client = self._clients.get(loop_id)
+        if client is None:
+            client = self._make_client()
+            self._clients = {loop_id: client}
+        return client
+
+    async def aclose(self) -> None:
+        """Close the SDK client of the running event loop."""
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.close()
 
 
 def status_kind(status: int) -> FailureKind:

@@ -6,11 +6,11 @@ asked again in JSON mode, and the answer is validated by the client either way.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
 from agentcredit.llm.providers.base import (
+    LoopBoundClient,
     ProviderError,
     RawAnswer,
     retry_after_seconds,
@@ -19,36 +19,23 @@ from agentcredit.llm.providers.base import (
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
 
 
-class OpenAICompatProvider:
+class OpenAICompatProvider(LoopBoundClient):
     """Chat completions over the official ``openai`` SDK (its own retries turned off)."""
 
     name = "openai"
 
     def __init__(self, model: str, *, base_url: str | None = None,
                  api_key: str | None = None) -> None:
+        super().__init__()
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self._clients: dict[int, Any] = {}
         self.json_mode_only = False
 
-    def _client(self) -> Any:
-        # One SDK client per event loop: its connection pool is bound to the loop.
+    def _make_client(self) -> Any:
         import openai
 
-        loop_id = id(asyncio.get_running_loop())
-        client = self._clients.get(loop_id)
-        if client is None:
-            client = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key,
-                                        max_retries=0)
-            self._clients = {loop_id: client}
-        return client
-
-    async def aclose(self) -> None:
-        """Close the SDK client of the running event loop."""
-        client = self._clients.pop(id(asyncio.get_running_loop()), None)
-        if client is not None:
-            await client.close()
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
