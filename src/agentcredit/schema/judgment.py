@@ -31,4 +31,5 @@ class ItemJudgment(_Record):
         "not_judged, judge_failed, check_skipped, check_missing, no_checks.")
     rationale: str = Field(default="", description="The judge's short rationale.")
     evidence: tuple[Citation, ...] = Field(default=(), description="Citations.")
-    source: JudgeSource = Field(description="llm, verifier or generic (the generic-checklist ablation).")
+    source: JudgeSource = Field(
+        description="llm, verifier or generic (the generic-checklist ablation).")
