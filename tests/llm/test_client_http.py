@@ -64,6 +64,16 @@ def test_transient_faults_are_retried(fault: str) -> None:
     assert result.attempts == 2
 
 
+@pytest.mark.parametrize("fault", ["429", "500", "drop", "malformed", "schema"])
+def test_anthropic_faults_are_retried_or_repaired(fault: str) -> None:
+    plan = lambda i, body: fault if i == 0 else None  # noqa: E731
+    with FakeLLMServer(faults=plan) as server:
+        result = ok(client(server, provider="anthropic").generate_sync([user("q")],
+                                                                       schema=Answer))
+        assert server.count == 2 and server.paths[0] == "/v1/messages"
+    assert result.parsed == {"answer": "q"} or fault == "schema"
+
+
 def test_retry_after_is_honoured() -> None:
     plan = lambda i, body: "429" if i == 0 else None  # noqa: E731
     with FakeLLMServer(faults=plan, retry_after=0.4) as server:

@@ -23,8 +23,19 @@ app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from agentcredit import __version__
+
+        typer.echo(f"agentcredit {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
     """Evidence-grounded partial credit for AI-agent runs."""
 
 

@@ -88,6 +88,12 @@ def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
             for step in trial.steps}
 
 
+def _defuse(text: str) -> str:
+    """Untrusted text cannot close the trajectory block it is shown in."""
+    return text.replace(TRAJECTORY_CLOSE, "</ trajectory>").replace(TRAJECTORY_OPEN,
+                                                                    "< trajectory>")
+
+
 def _render(trial: Trial, plan: _Plan) -> str:
     lines = [TRAJECTORY_OPEN]
     for step in trial.steps:
@@ -106,8 +112,8 @@ def _render(trial: Trial, plan: _Plan) -> str:
                 lines.append(f"OUTPUT: [{len(output)} characters not shown to fit the budget]")
             else:
                 lines.append(f"OUTPUT:\n{shorten(output, plan.output_chars)}")
-    lines.append(TRAJECTORY_CLOSE)
-    return "\n".join(lines)
+    body = _defuse("\n".join(lines[1:]))
+    return f"{TRAJECTORY_OPEN}\n{body}\n{TRAJECTORY_CLOSE}"
 
 
 def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
