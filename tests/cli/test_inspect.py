@@ -57,3 +57,12 @@ def test_console_script_is_installed() -> None:
     out = subprocess.run([sys.executable, "-m", "agentcredit", "--help"], capture_output=True,
                          text=True, check=False)
     assert out.returncode == 0 and "inspect" in out.stdout
+
+
+def test_inspect_reports_per_check_pass_counts() -> None:
+    result = runner.invoke(app, ["inspect", "--json", str(EXAMPLES / "jobs")])
+    per_check = json.loads(result.stdout)["per_check"]
+    key = "log-error-filter::test_outputs.py::test_script_is_executable"
+    assert per_check[key] == {"failed": 2, "passed": 1}
+    table = runner.invoke(app, ["inspect", str(EXAMPLES / "jobs")], env={"COLUMNS": "200"})
+    assert "per-check results (12 checks" in table.output

@@ -46,7 +46,18 @@ def to_json(result: LoadResult, warnings: list[Any]) -> dict[str, Any]:
         "errors": [{"path": e.path, "reason": e.reason, "fatal": e.fatal} for e in result.errors],
         "warnings": [{"path": w.path, "reason": w.reason} for w in warnings],
         "formats": dict(result.formats),
+        "per_check": per_check_counts(result.trials),
     }
+
+
+def per_check_counts(trials: list[Trial]) -> dict[str, dict[str, int]]:
+    """For every check id, how many trials reported each status."""
+    counts: dict[str, Counter[str]] = {}
+    for trial in trials:
+        for check, status in trial.checks.items():
+            key = f"{trial.task_id}::{check}" if trial.task_id else check
+            counts.setdefault(key, Counter())[status] += 1
+    return {k: dict(v) for k, v in sorted(counts.items())}
 
 
 def _task_json(task: Task) -> dict[str, Any]:
@@ -67,6 +78,7 @@ def _print(console: Console, result: LoadResult, warnings: list[Any]) -> None:
         console.print(_task_table(result.tasks))
     if result.trials:
         console.print(_trial_table(result.trials))
+        console.print(_check_table(result.trials))
     if not result.tasks and not result.trials:
         console.print("[yellow]nothing readable was found[/yellow]")
     if warnings:
@@ -93,6 +105,21 @@ def _task_table(tasks: list[Task]) -> Table:
         table.add_row(name, str(len(group)), str(sum(len(t.checks) for t in group)),
                       str(sum(1 for t in group if not t.checks)),
                       str(sum(len(t.verifier_files) for t in group)))
+    return table
+
+
+def _check_table(trials: list[Trial], limit: int = 15) -> Table:
+    counts = per_check_counts(trials)
+    ranked = sorted(counts.items(), key=lambda kv: (-(kv[1].get("failed", 0)
+                                                      + kv[1].get("error", 0)), kv[0]))
+    shown = ranked[:limit]
+    table = Table(title=f"per-check results ({len(counts)} checks; the {len(shown)} failed most "
+                  "often; --json lists all)", title_justify="left")
+    table.add_column("task::check", overflow="fold")
+    for col in ("passed", "failed", "skipped", "error"):
+        table.add_column(col, justify="right")
+    for name, c in shown:
+        table.add_row(name, *(str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "error")))
     return table
 
 

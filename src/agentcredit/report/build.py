@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from html import escape
@@ -117,7 +118,8 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         title=str(meta.get("command", "run")) + " · " + str(store.path.parent.name),
         generated=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
         seed=analysis.get("seed", 0), draws=analysis.get("bootstrap_draws", 0),
-        provenance=[(k, v) for k, v in sorted(meta.items())],
+        provenance=[(k, v if isinstance(v, str) else json.dumps(v))
+                    for k, v in sorted(meta.items())],
         cards=_cards(summary, discrimination),
         scorers=_scorer_rows(discrimination),
         discrimination_note=f"{discrimination.get('n_trials', 0)} trials with an official "
