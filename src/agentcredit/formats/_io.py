@@ -40,9 +40,10 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
+               known_size: int | None = None) -> bytes:
     """Read a whole file, refusing files over ``max_bytes`` before reading them."""
-    size = file_size(path)
+    size = file_size(path) if known_size is None else known_size
     if size > max_bytes:
         raise InputError(
             str(path),

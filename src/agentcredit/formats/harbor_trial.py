@@ -134,9 +134,12 @@ def _outcome(result: dict[str, Any], reward: float | None) -> tuple[OutcomeStatu
 
 def _trajectory(folder: Path, problems: list[tuple[str, str]]) -> ParsedTrajectory | None:
     agent_dir = folder / "agent"
-    candidates = [agent_dir / name for name in TRAJECTORY_CANDIDATES]
-    if agent_dir.is_dir():
-        candidates += sorted(agent_dir.glob("*.traj.json"))
+    try:
+        names = set(os.listdir(agent_dir))
+    except OSError:
+        return None
+    candidates = [agent_dir / name for name in TRAJECTORY_CANDIDATES if name in names]
+    candidates += [agent_dir / name for name in sorted(names) if name.endswith(".traj.json")]
     for path in candidates:
         if path.exists() or path.is_symlink():
             try:

@@ -53,9 +53,10 @@ def _sniff_first_line(raw: bytes) -> str | None:
 
 def read_trajectory_file(path: Path) -> ParsedTrajectory:
     """Parse a trajectory file of any supported format; InputError when none fits."""
-    if file_size(path) > DEFAULT_MAX_BYTES and sniff_jsonl(path) == "claude-code":
+    size = file_size(path)
+    if size > DEFAULT_MAX_BYTES and sniff_jsonl(path) == "claude-code":
         return read_claude_code(path)  # streamed line by line, whatever its size
-    raw = read_bytes(path)
+    raw = read_bytes(path, known_size=size)
     kind = _sniff_first_line(raw)
     if kind == "claude-code":
         return read_claude_code(path)
