@@ -15,12 +15,9 @@ from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, model_client
 from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
+from agentcredit.report.build import fmt_number as _fmt
 from agentcredit.report.build import write_report
 from agentcredit.store.run_store import STORE_NAME, RunStore
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def _ci(auc: dict[str, Any]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.schema import (
@@ -72,12 +73,12 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
         format="atif",
         path=str(path),
         steps=steps,
-        agent=AgentInfo(name=str(agent["name"]), version=_opt(agent.get("version")))
+        agent=AgentInfo(name=str(agent["name"]), version=opt_str(agent.get("version")))
         if agent.get("name")
         else None,
-        model=_opt(agent.get("model_name")),
+        model=opt_str(agent.get("model_name")),
         usage=_final_metrics(doc.get("final_metrics")),
-        session_id=_opt(doc.get("session_id") or doc.get("trajectory_id")),
+        session_id=opt_str(doc.get("session_id") or doc.get("trajectory_id")),
         notes=tuple(notes),
     )
 
@@ -113,7 +114,7 @@ def _step(path: Path, index: int, raw: Any, offset: int | None) -> dict[str, Any
 
 def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
     return {
-        "id": _opt(raw.get("tool_call_id")),
+        "id": opt_str(raw.get("tool_call_id")),
         "name": str(raw.get("function_name") or raw.get("name") or "unknown"),
         "arguments": arguments_dict(raw.get("arguments")),
     }
@@ -121,7 +122,7 @@ def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
 
 def _observation(raw: dict[str, Any]) -> dict[str, Any]:
     content = raw.get("content")
-    obs: dict[str, Any] = {"call_id": _opt(raw.get("source_call_id"))}
+    obs: dict[str, Any] = {"call_id": opt_str(raw.get("source_call_id"))}
     if isinstance(content, str):
         obs["text"] = content
     else:
@@ -131,8 +132,8 @@ def _observation(raw: dict[str, Any]) -> dict[str, Any]:
         if isinstance(refs, dict):
             refs = [refs]
         obs["subagents"] = [
-            {"session_id": _opt(r.get("session_id")),
-             "trajectory_path": _opt(r.get("trajectory_path"))}
+            {"session_id": opt_str(r.get("session_id")),
+             "trajectory_path": opt_str(r.get("trajectory_path"))}
             for r in refs if isinstance(r, dict)
         ]
     return obs
@@ -148,10 +149,10 @@ def _final_metrics(raw: Any) -> TokenUsage:
     if not isinstance(raw, dict):
         return TokenUsage()
     return TokenUsage(
-        input=_int(raw.get("total_prompt_tokens")),
-        cached_input=_int(raw.get("total_cached_tokens")),
-        output=_int(raw.get("total_completion_tokens")),
-        cost_usd=_float(raw.get("total_cost_usd")),
+        input=opt_int(raw.get("total_prompt_tokens")),
+        cached_input=opt_int(raw.get("total_cached_tokens")),
+        output=opt_int(raw.get("total_completion_tokens")),
+        cost_usd=opt_float(raw.get("total_cost_usd")),
     )
 
 
@@ -213,18 +214,7 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else content_text(value)[0]
 
 
-def _opt(value: Any) -> str | None:
-    return None if value is None else str(value)
 
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _float(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None
 
 
 __all__ = ["is_atif", "is_episode_list", "read_atif", "read_episode_list"]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._io import iter_jsonl_lenient
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -121,7 +122,7 @@ def read_claude_code(path: Path) -> ParsedTrajectory:
         if kind == "system" and event.get("subtype") == "init":
             model = str(event.get("model")) if event.get("model") else None
             session = str(event.get("session_id")) if event.get("session_id") else None
-            agent = AgentInfo(name="claude-code", version=_opt(event.get("claude_code_version")))
+            agent = AgentInfo(name="claude-code", version=opt_str(event.get("claude_code_version")))
         elif kind == "assistant" and isinstance(event.get("message"), dict):
             builder.assistant(event, line, start, end)
         elif kind == "user" and isinstance(event.get("message"), dict):
@@ -138,27 +139,13 @@ def read_claude_code(path: Path) -> ParsedTrajectory:
 def _usage(event: dict[str, Any]) -> TokenUsage:
     raw = event.get("usage")
     if not isinstance(raw, dict):
-        return TokenUsage(cost_usd=_num(event.get("total_cost_usd")))
-    fresh = _int(raw.get("input_tokens")) or 0
-    cache_read = _int(raw.get("cache_read_input_tokens")) or 0
-    cache_write = _int(raw.get("cache_creation_input_tokens")) or 0
+        return TokenUsage(cost_usd=opt_float(event.get("total_cost_usd")))
+    fresh = opt_int(raw.get("input_tokens")) or 0
+    cache_read = opt_int(raw.get("cache_read_input_tokens")) or 0
+    cache_write = opt_int(raw.get("cache_creation_input_tokens")) or 0
     return TokenUsage(
         input=fresh + cache_read + cache_write,
         cached_input=cache_read,
-        output=_int(raw.get("output_tokens")),
-        cost_usd=_num(event.get("total_cost_usd")),
+        output=opt_int(raw.get("output_tokens")),
+        cost_usd=opt_float(event.get("total_cost_usd")),
     )
-
-
-def _opt(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    return None

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._io import read_text
 from agentcredit.formats.verifier_files import collect_files, pytest_checks
 from agentcredit.schema import Task, TaskMetadata
@@ -52,12 +53,8 @@ def _metadata(meta: Any) -> TaskMetadata:
     tags = meta.get("tags")
     extra = {k: v for k, v in meta.items() if k not in {"difficulty", "category", "tags"}}
     return TaskMetadata(
-        difficulty=_opt_str(meta.get("difficulty")),
-        category=_opt_str(meta.get("category")),
+        difficulty=opt_str(meta.get("difficulty")),
+        category=opt_str(meta.get("category")),
         tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
         extra=extra,
     )
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)

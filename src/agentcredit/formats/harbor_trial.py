@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._io import read_json, read_json_object, read_text
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.ctrf import read_ctrf
@@ -53,8 +54,8 @@ def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list
         reward=reward,
         checks=checks,
         usage=_usage(result, trajectory),
-        started_at=_opt(result.get("started_at")),
-        finished_at=_opt(result.get("finished_at")),
+        started_at=opt_str(result.get("started_at")),
+        finished_at=opt_str(result.get("finished_at")),
         format="harbor+" + (trajectory.format if trajectory else "no-trajectory"),
         source_path=str(folder),
         trajectory_path=trajectory.path if trajectory else None,
@@ -155,7 +156,7 @@ def _agent(info: dict[str, Any], trajectory: ParsedTrajectory | None) -> AgentIn
         version = info.get("version")
         if (version in (None, "unknown")) and trajectory and trajectory.agent:
             version = trajectory.agent.version
-        return AgentInfo(name=str(info["name"]), version=_opt(version))
+        return AgentInfo(name=str(info["name"]), version=opt_str(version))
     return trajectory.agent if trajectory else None
 
 
@@ -172,10 +173,10 @@ def _usage(result: dict[str, Any], trajectory: ParsedTrajectory | None) -> Token
     if isinstance(raw, dict) and any(raw.get(k) is not None for k in ("n_input_tokens",
                                                                       "n_output_tokens")):
         return TokenUsage(
-            input=_int(raw.get("n_input_tokens")), cached_input=_int(raw.get("n_cache_tokens")),
-            output=_int(raw.get("n_output_tokens")),
-            cost_usd=float(raw["cost_usd"]) if isinstance(raw.get("cost_usd"), int | float)
-            else None,
+            input=opt_int(raw.get("n_input_tokens")),
+            cached_input=opt_int(raw.get("n_cache_tokens")),
+            output=opt_int(raw.get("n_output_tokens")),
+            cost_usd=opt_float(raw.get("cost_usd")),
         )
     return trajectory.usage if trajectory else TokenUsage()
 
@@ -183,12 +184,3 @@ def _usage(result: dict[str, Any], trajectory: ParsedTrajectory | None) -> Token
 def read_result(path: Path) -> dict[str, Any]:
     """A result.json as an object (InputError otherwise)."""
     return read_json_object(path)
-
-
-def _opt(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._io import iter_jsonl_lenient
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -58,7 +59,7 @@ def messages_to_steps(
         if role in ("tool", "function"):
             call_id = msg.get("tool_call_id")
             target = owner.get(str(call_id), len(steps) - 1) if call_id else len(steps) - 1
-            _attach(steps, target, Observation(call_id=_opt(call_id), text=text, images=images))
+            _attach(steps, target, Observation(call_id=opt_str(call_id), text=text, images=images))
             continue
         if (env_replies_as_user and role == "user" and steps and steps[-1].source == "agent"
                 and _ENV_REPLY.search(text)):
@@ -86,7 +87,7 @@ def _calls(msg: dict[str, Any], text: str, bash_blocks: bool) -> tuple[ToolCall,
         if not isinstance(raw, dict):
             continue
         fn = raw["function"] if isinstance(raw.get("function"), dict) else raw
-        calls.append(ToolCall(id=_opt(raw.get("id")), name=str(fn.get("name") or "unknown"),
+        calls.append(ToolCall(id=opt_str(raw.get("id")), name=str(fn.get("name") or "unknown"),
                               arguments=arguments_dict(fn.get("arguments"))))
     if not calls and bash_blocks and msg.get("role") == "assistant":
         blocks = _BASH_BLOCK.findall(text)
@@ -113,7 +114,7 @@ def read_message_list(path: Path, doc: Any) -> ParsedTrajectory:
         raise InputError(str(path), exc.reason) from None
     model = doc.get("model") if isinstance(doc, dict) else None
     return ParsedTrajectory(format="openai-messages", path=str(path), steps=steps,
-                            model=_opt(model))
+                            model=opt_str(model))
 
 
 def read_message_jsonl(path: Path) -> ParsedTrajectory:
@@ -157,8 +158,8 @@ def read_mini_swe_agent(path: Path, doc: dict[str, Any]) -> ParsedTrajectory:
         notes.append(f"exit status: {info['exit_status']}")
     return ParsedTrajectory(
         format="mini-swe-agent", path=str(path), steps=steps,
-        agent=AgentInfo(name="mini-swe-agent", version=_opt(info.get("mini_version"))),
-        model=_opt(model_cfg.get("model_name")),
+        agent=AgentInfo(name="mini-swe-agent", version=opt_str(info.get("mini_version"))),
+        model=opt_str(model_cfg.get("model_name")),
         usage=TokenUsage(cost_usd=float(cost) if isinstance(cost, int | float) else None),
         notes=tuple(notes),
     )
@@ -166,7 +167,3 @@ def read_mini_swe_agent(path: Path, doc: dict[str, Any]) -> ParsedTrajectory:
 
 def _pointer(doc: Any, i: int) -> str:
     return f"/messages/{i}" if isinstance(doc, dict) else f"/{i}"
-
-
-def _opt(value: Any) -> str | None:
-    return None if value is None else str(value)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_str
 from agentcredit.schema import Oracle, Task, TaskMetadata
 
 ORACLE_FIELDS = ("patch", "hints_text")
@@ -56,7 +57,7 @@ def read_swebench_instance(value: dict[str, Any], source: Path, line: int) -> Ta
         checks=tuple(dict.fromkeys(f2p + p2p)),
         fail_to_pass=tuple(f2p),
         metadata=TaskMetadata(
-            difficulty=_opt_str(value.get("difficulty")), category="swe-bench", extra=extra
+            difficulty=opt_str(value.get("difficulty")), category="swe-bench", extra=extra
         ),
         benchmark="swe-bench",
         source_path=f"{source}:{line}",
@@ -67,7 +68,3 @@ def swebench_oracle(value: dict[str, Any]) -> Oracle:
     """The oracle fields of an instance, for callers that explicitly ask for them."""
     files = {k: value[k] for k in ORACLE_FIELDS if isinstance(value.get(k), str)}
     return Oracle(task_id=str(value.get("instance_id")), files=files)
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)

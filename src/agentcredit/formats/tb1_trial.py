@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._coerce import opt_int, opt_str
 from agentcredit.formats._io import read_bytes, read_json_object
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.terminal import CleanLine, clean_transcript
@@ -81,11 +82,11 @@ def tb1_trial_from_result(
         outcome_reason=reason,
         reward=None if outcome == "none" else float(outcome == "pass"),
         checks=tb1_checks(value),
-        usage=TokenUsage(input=_int(value.get("total_input_tokens")),
-                         output=_int(value.get("total_output_tokens"))),
-        started_at=_opt(value.get("trial_started_at")),
-        finished_at=_opt(value.get("trial_ended_at")),
-        instruction=_opt(value.get("instruction")),
+        usage=TokenUsage(input=opt_int(value.get("total_input_tokens")),
+                         output=opt_int(value.get("total_output_tokens"))),
+        started_at=opt_str(value.get("trial_started_at")),
+        finished_at=opt_str(value.get("trial_ended_at")),
+        instruction=opt_str(value.get("instruction")),
         format=fmt,
         source_path=source,
         trajectory_path=trajectory.path if trajectory else None,
@@ -180,11 +181,3 @@ def _whole(path: Path, lines: list[CleanLine]) -> Step:
         index=0, source="agent", observations=(Observation(text=text),),
         origin=Origin(path=str(path), line=1, byte_start=0, byte_end=lines[-1].byte_end),
     )
-
-
-def _opt(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -25,8 +25,12 @@ MAX_OUTPUT = 2_500
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
-def _fmt(value: float | None, digits: int = 3) -> str:
+def fmt_number(value: float | None, digits: int = 3) -> str:
+    """A number for display; an em dash for an undefined one."""
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+_fmt = fmt_number
 
 
 def _anchor(trial_id: str, step: int) -> str:

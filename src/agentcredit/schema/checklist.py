@@ -4,16 +4,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentcredit.schema.base import Record
 
 Route = Literal["assertion", "generated", "judge"]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class ChecklistItem(_Record):
+class ChecklistItem(Record):
     """One requirement-level outcome, grounded in the instruction and/or the verifier."""
 
     id: str = Field(description="Item id, unique within the checklist (e.g. C1).")
@@ -23,21 +21,21 @@ class ChecklistItem(_Record):
     checks: tuple[str, ...] = Field(default=(), description="Verifier check ids referenced.")
 
 
-class Waiver(_Record):
+class Waiver(Record):
     """An instruction requirement deliberately left without an item, and why."""
 
     sentence: str = Field(description="The requirement sentence, verbatim.")
     reason: str = Field(description="Why no item covers it.")
 
 
-class RulesRef(_Record):
+class RulesRef(Record):
     """Which rules a checklist was built and checked with."""
 
     id: str
     version: str
 
 
-class Checklist(_Record):
+class Checklist(Record):
     """A task's frozen checklist. ``hash`` covers the task id and the items."""
 
     task_id: str = Field(description="The task this checklist belongs to.")

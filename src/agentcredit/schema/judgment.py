@@ -4,24 +4,22 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Citation(_Record):
+class Citation(Record):
     """Evidence for a label: a step of the log and a verbatim quote from it."""
 
     step: int = Field(description="1-based step number in the evidence view.")
     quote: str = Field(description="Verbatim text from that step's action or output.")
 
 
-class ItemJudgment(_Record):
+class ItemJudgment(Record):
     """The label of one checklist item for one trial."""
 
     item_id: str = Field(description="Checklist item id (or 'ENDPOINT' for the virtual item).")

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from agentcredit.schema.base import Record
 
 StepSource = Literal["system", "user", "agent"]
 CheckStatus = Literal["passed", "failed", "skipped", "error"]
@@ -17,11 +19,7 @@ OutcomeStatus = Literal["pass", "fail", "none"]
 Condition = Literal["skills", "no-skills"]
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Origin(_Record):
+class Origin(Record):
     """Where a step came from in the raw file, so a citation can be traced back."""
 
     path: str = Field(description="File the step was read from.")
@@ -39,7 +37,7 @@ class Origin(_Record):
     )
 
 
-class ImageRef(_Record):
+class ImageRef(Record):
     """An image shown to or produced by the agent, kept as a reference, never as bytes."""
 
     mime_type: str = Field(description="IANA media type, e.g. image/png.")
@@ -47,7 +45,7 @@ class ImageRef(_Record):
     note: str | None = Field(default=None, description="Why the image is not available, if so.")
 
 
-class ToolCall(_Record):
+class ToolCall(Record):
     """One tool invocation requested by the agent."""
 
     id: str | None = Field(default=None, description="Call id used to link observations.")
@@ -58,14 +56,14 @@ class ToolCall(_Record):
     )
 
 
-class SubagentRef(_Record):
+class SubagentRef(Record):
     """A reference to a delegated subagent's trajectory (ATIF 1.7), kept as a reference."""
 
     session_id: str | None = Field(default=None, description="The subagent's session id.")
     trajectory_path: str | None = Field(default=None, description="Where its trajectory lives.")
 
 
-class Observation(_Record):
+class Observation(Record):
     """What the environment returned for a tool call (or for an action without one)."""
 
     call_id: str | None = Field(
@@ -79,7 +77,7 @@ class Observation(_Record):
     is_error: bool | None = Field(default=None, description="Whether the tool reported an error.")
 
 
-class Step(_Record):
+class Step(Record):
     """One turn of a trajectory."""
 
     index: int = Field(description="0-based position in the trial's step list.")
@@ -97,14 +95,14 @@ class Step(_Record):
     origin: Origin = Field(description="Where the step came from in the raw file.")
 
 
-class AgentInfo(_Record):
+class AgentInfo(Record):
     """The agent harness that produced a trial."""
 
     name: str = Field(description="Harness name, e.g. gemini-cli, claude-code, mini-swe-agent.")
     version: str | None = Field(default=None, description="Harness version when recorded.")
 
 
-class TokenUsage(_Record):
+class TokenUsage(Record):
     """Token totals of a trial as recorded by its harness (None when not recorded)."""
 
     input: int | None = Field(default=None, description="Prompt tokens, cached included.")
@@ -113,7 +111,7 @@ class TokenUsage(_Record):
     cost_usd: float | None = Field(default=None, description="Cost reported by the harness.")
 
 
-class TaskMetadata(_Record):
+class TaskMetadata(Record):
     """Descriptive metadata of a task."""
 
     difficulty: str | None = Field(default=None, description="e.g. easy, medium, hard.")
@@ -124,7 +122,7 @@ class TaskMetadata(_Record):
     )
 
 
-class Task(_Record):
+class Task(Record):
     """A benchmark task: what the agent was asked and how the official verifier checks it.
 
     Oracle material (reference solutions, gold patches) is never part of a Task; it lives
@@ -153,7 +151,7 @@ class Task(_Record):
     notes: tuple[str, ...] = Field(default=(), description="Reader remarks worth showing.")
 
 
-class Oracle(_Record):
+class Oracle(Record):
     """Reference-solution material of a task, kept apart from :class:`Task` on purpose."""
 
     task_id: str = Field(description="The task this oracle belongs to.")
@@ -162,7 +160,7 @@ class Oracle(_Record):
     )
 
 
-class Trial(_Record):
+class Trial(Record):
     """One agent attempt at a task, with its trajectory and official outcome."""
 
     id: str = Field(description="Trial id (Harbor trial_name, TB1 trial_name, file stem).")
@@ -193,7 +191,7 @@ class Trial(_Record):
     notes: tuple[str, ...] = Field(default=(), description="Reader remarks worth showing.")
 
 
-class ReadError(_Record):
+class ReadError(Record):
     """An input that could not be read (or only partly), and why."""
 
     path: str = Field(description="The file or folder concerned.")

@@ -15,6 +15,7 @@ from agentcredit.llm.providers.base import (
     LoopBoundClient,
     ProviderError,
     RawAnswer,
+    one_line,
     retry_after_seconds,
     status_kind,
 )
@@ -82,11 +83,11 @@ class AnthropicProvider(LoopBoundClient):
             raise ProviderError("connection", f"connection failed: {exc}") from None
         except anthropic.APIStatusError as exc:
             headers = getattr(exc.response, "headers", None)
-            raise ProviderError(status_kind(exc.status_code), _one_line(exc),
+            raise ProviderError(status_kind(exc.status_code), one_line(exc),
                                 status=exc.status_code,
                                 retry_after=retry_after_seconds(headers)) from None
         except (anthropic.APIError, ValueError, TypeError) as exc:
-            raise ProviderError("malformed_response", _one_line(exc)) from None
+            raise ProviderError("malformed_response", one_line(exc)) from None
         data = message.model_dump() if hasattr(message, "model_dump") else message
         return self._answer(data, getattr(message, "_request_id", None))
 
@@ -125,8 +126,3 @@ def _message(message: Message) -> dict[str, Any]:
         else:
             blocks.append({"type": "text", "text": part.text})
     return {"role": message.role, "content": blocks}
-
-
-def _one_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else exc.__class__.__name__

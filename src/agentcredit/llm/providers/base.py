@@ -79,6 +79,12 @@ class LoopBoundClient:
             await client.close()
 
 
+def one_line(exc: Exception) -> str:
+    """The first line of an exception's message (its class name when empty)."""
+    text = str(exc).strip().splitlines()
+    return text[0][:300] if text else exc.__class__.__name__
+
+
 def status_kind(status: int) -> FailureKind:
     """Failure kind of an HTTP status.
 

@@ -13,6 +13,7 @@ from agentcredit.llm.providers.base import (
     LoopBoundClient,
     ProviderError,
     RawAnswer,
+    one_line,
     retry_after_seconds,
     status_kind,
 )
@@ -123,13 +124,8 @@ def _error(exc: Exception) -> ProviderError:
         return ProviderError("connection", f"connection failed: {exc}")
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", None)
-        return ProviderError(status_kind(exc.status_code), _one_line(exc),
+        return ProviderError(status_kind(exc.status_code), one_line(exc),
                              status=exc.status_code, retry_after=retry_after_seconds(headers))
     if isinstance(exc, openai.APIResponseValidationError):
-        return ProviderError("malformed_response", _one_line(exc))
-    return ProviderError("unknown", _one_line(exc))
-
-
-def _one_line(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else exc.__class__.__name__
+        return ProviderError("malformed_response", one_line(exc))
+    return ProviderError("unknown", one_line(exc))
