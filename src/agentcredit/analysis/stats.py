@@ -248,7 +248,7 @@ def wilson_lower(successes: int, n: int, *, level: float = 0.95) -> float | None
     """
     if n == 0:
         return None
-    from scipy.stats import norm  # type: ignore[import-untyped]
+    from scipy.stats import norm
 
     z = float(norm.ppf(level))
     p = successes / n

@@ -64,10 +64,10 @@ def freeze(checklist: Checklist, directory: Path, *, force: bool = False) -> Pat
     path = directory / file_name(checklist.task_id)
     if path.exists() and not force:
         raise AlreadyFrozenError(f"{path} is already frozen; use --force to rebuild it")
-    _atomic_write(path, checklist.model_dump_json(indent=2) + "\n")
+    atomic_write(path, checklist.model_dump_json(indent=2) + "\n")
     lock = read_lock(directory)
     lock[checklist.task_id] = checklist.hash
-    _atomic_write(directory / LOCK_NAME, json.dumps(dict(sorted(lock.items())), indent=2) + "\n")
+    atomic_write(directory / LOCK_NAME, json.dumps(dict(sorted(lock.items())), indent=2) + "\n")
     return path
 
 
@@ -130,7 +130,7 @@ def load_checklists(directory: Path) -> dict[str, Checklist]:
     return found
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

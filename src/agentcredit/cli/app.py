@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import typer
 
-from agentcredit.cli import analysis_cmd, batch_cmd, checklists_cmd, gcpc_cmd, inspect_cmd
+from agentcredit.cli import (
+    analysis_cmd,
+    batch_cmd,
+    checklists_cmd,
+    gcpc_cmd,
+    inspect_cmd,
+    skills_cmd,
+)
 
 app = typer.Typer(
     name="agentcredit",
@@ -21,6 +28,7 @@ app.command("report")(analysis_cmd.report)
 app.command("inspect")(inspect_cmd.inspect)
 app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")
+app.add_typer(skills_cmd.app, name="skills")
 
 
 def _version(value: bool) -> None:

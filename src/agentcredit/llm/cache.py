@@ -29,6 +29,12 @@ CREATE TABLE IF NOT EXISTS failures (
     failure TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS embeddings (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    vector TEXT NOT NULL,
+    created_at REAL NOT NULL
+);
 CREATE TABLE IF NOT EXISTS pending (
     key TEXT PRIMARY KEY,
     model TEXT NOT NULL,
@@ -124,6 +130,33 @@ class ResponseCache:
             row = self._db.execute("SELECT model, body FROM pending WHERE key = ?",
                                    (key,)).fetchone()
         return None if row is None else (row[0], json.loads(row[1]))
+
+    def get_embeddings(self, keys: list[str]) -> dict[str, list[float]]:
+        """Stored embedding vectors by key (keys without one are absent)."""
+        found: dict[str, list[float]] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for key, vector in self._db.execute(
+                        f"SELECT key, vector FROM embeddings WHERE key IN ({marks})", chunk):
+                    found[key] = json.loads(vector)
+        return found
+
+    def put_embeddings(self, backend: str, vectors: dict[str, list[float]]) -> None:
+        """Store embedding vectors by key (one transaction)."""
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO embeddings (key, backend, vector, created_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    [(k, backend, json.dumps(v), now) for k, v in vectors.items()])
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def __len__(self) -> int:
         with self._lock:

@@ -141,6 +141,49 @@ class ModelClient:
             raise ModelCallError(result)
         return result
 
+    async def embed(self, texts: Sequence[str], *, batch_size: int = 128) -> list[list[float]]:
+        """Embedding vectors for ``texts`` (redacted, cached per text, retried like calls).
+
+        Raises ModelCallError when a request fails after its retries: an embedding is never
+        replaced by a default.
+        """
+        embed = getattr(self.provider, "embed", None)
+        if embed is None:
+            raise ModelCallError(self._failure(
+                "bad_request", f"{self.provider.name} models do not serve embeddings"))
+        clean = [self.redactor(t) for t in texts]
+        keys = [cache_key({"embedding": self.model_id, "text": t}) for t in clean]
+        found = self.cache.get_embeddings(keys) if self.cache is not None else {}
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        text_of = dict(zip(keys, clean, strict=True))
+        semaphore, limiter = self._loop_state()
+        for start in range(0, len(missing), batch_size):
+            chunk = missing[start:start + batch_size]
+            vectors = await self._embed_live(embed, [text_of[k] for k in chunk], semaphore,
+                                             limiter)
+            fresh = dict(zip(chunk, vectors, strict=True))
+            if self.cache is not None:
+                self.cache.put_embeddings(self.model_id, fresh)
+            found.update(fresh)
+        return [found[k] for k in keys]
+
+    async def _embed_live(self, embed: Any, texts: list[str], semaphore: asyncio.Semaphore,
+                          limiter: RateLimiter) -> list[list[float]]:
+        attempts = 0
+        while True:
+            attempts += 1
+            try:
+                async with semaphore:
+                    await limiter.acquire(sum(len(t) for t in texts) // 4)
+                    vectors: list[list[float]] = await embed(texts, self.timeout)
+                    return vectors
+            except ProviderError as exc:
+                if exc.kind in RETRYABLE and attempts < self.retry.max_attempts:
+                    await asyncio.sleep(self.retry.delay(attempts, exc.retry_after, self._rng))
+                    continue
+                raise ModelCallError(self._failure(exc.kind, exc.message, status=exc.status,
+                                                   attempts=attempts)) from None
+
     def generate_sync(
         self, messages: Sequence[Message], *, schema: type[BaseModel] | None = None,
         config: GenerationConfig | None = None,

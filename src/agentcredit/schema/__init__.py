@@ -21,6 +21,14 @@ from agentcredit.schema.records import (
     ToolCall,
     Trial,
 )
+from agentcredit.schema.skill import (
+    GuidanceStage,
+    Lineage,
+    ParentRef,
+    RubricCriterion,
+    Skill,
+    SkillBank,
+)
 
 __all__ = [
     "AgentInfo",
@@ -29,17 +37,23 @@ __all__ = [
     "ChecklistItem",
     "Citation",
     "Condition",
+    "GuidanceStage",
     "ImageRef",
     "ItemJudgment",
     "JudgeSource",
     "Label",
+    "Lineage",
     "Observation",
     "Oracle",
     "Origin",
     "OutcomeStatus",
+    "ParentRef",
     "ReadError",
     "Route",
+    "RubricCriterion",
     "RulesRef",
+    "Skill",
+    "SkillBank",
     "Step",
     "StepSource",
     "SubagentRef",

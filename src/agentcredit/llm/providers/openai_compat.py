@@ -75,6 +75,28 @@ class OpenAICompatProvider(LoopBoundClient):
         request_id = completion.get("id") if isinstance(completion, dict) else None
         return self._answer(completion, request_id)
 
+    async def embed(self, texts: list[str], timeout: float) -> list[list[float]]:
+        """Embedding vectors from the ``/embeddings`` endpoint, in the order of ``texts``."""
+        import openai
+
+        try:
+            answer = await self._client().post(
+                "/embeddings", body={"model": self.model, "input": texts}, cast_to=object,
+                options={"timeout": timeout})
+        except openai.APIError as exc:
+            raise _error(exc) from None
+        except (ValueError, TypeError) as exc:
+            raise ProviderError("malformed_response", f"undecodable answer: {exc}") from None
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list) or len(data) != len(texts):
+            raise ProviderError("malformed_response", "embeddings answer has no data list of "
+                                f"{len(texts)} entries")
+        ordered = sorted(data, key=lambda d: d.get("index", 0) if isinstance(d, dict) else 0)
+        vectors = [d.get("embedding") if isinstance(d, dict) else None for d in ordered]
+        if not all(isinstance(v, list) and v for v in vectors):
+            raise ProviderError("malformed_response", "an embedding is missing or empty")
+        return [[float(x) for x in v] for v in vectors]  # type: ignore[union-attr]
+
     def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
         return self._answer(response, response.get("id"))
 

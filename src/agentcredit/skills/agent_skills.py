@@ -1,0 +1,163 @@
+"""Agent Skills folders (``SKILL.md``) and SkillRL-style JSON, both ways.
+
+``SKILL.md`` is YAML front matter between two ``---`` lines (``name``, ``description``,
+optional others) followed by a markdown body. Import: description -> applicability, body ->
+guidance kept byte for byte (the actor view); the rubric is derived later (or not at all).
+Export writes front matter ``name`` (the skill id, an Agent Skills name) and
+``description`` (the applicability), then the guidance as the body: never the rubric or
+the lineage, which are for evaluators only.
+
+SkillRL-style JSON holds ``{"skill_id", "title", "principle", "when_to_apply"}`` objects,
+either as a list or under ``general_skills`` / ``task_specific_skills`` / ``skills``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from agentcredit.errors import InputError
+from agentcredit.formats._io import read_text
+from agentcredit.schema import Lineage, Skill
+from agentcredit.skills.bank import slug
+
+SKILL_FILE = "SKILL.md"
+_FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+@dataclass
+class ImportResult:
+    """Skills read, and every input that could not be read (path, reason)."""
+
+    skills: list[Skill] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+
+def parse_skill_md(text: str, where: str, default_name: str) -> Skill:
+    """A rubric-less skill from the text of a SKILL.md; InputError when it is unusable."""
+    match = _FRONT.match(text)
+    if match is None:
+        raise InputError(where, "no YAML front matter (a SKILL.md starts with a '---' line)")
+    try:
+        front = yaml.safe_load(match.group(1))
+    except yaml.YAMLError as exc:
+        raise InputError(where, f"malformed front matter: {str(exc).splitlines()[0]}") from None
+    if not isinstance(front, dict):
+        raise InputError(where, "front matter is not a mapping")
+    description = front.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise InputError(where, "front matter has no description (it becomes the "
+                         "applicability text used for retrieval)")
+    name = front.get("name")
+    name = name.strip() if isinstance(name, str) and name.strip() else default_name
+    extra = {str(k): _plain(v) for k, v in front.items() if k not in {"name", "description"}}
+    return Skill(id=slug(name), title=name, applicability=description.strip(),
+                 body=text[match.end():], rubric=None, metadata=extra,
+                 lineage=Lineage(stage="import", sources=(where,)))
+
+
+def _plain(value: Any) -> Any:
+    """Front-matter values as JSON-ready data (dates and other YAML types as text)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def skill_md_paths(path: Path) -> Iterator[Path]:
+    """SKILL.md files at, or anywhere under, ``path``."""
+    if path.is_file():
+        yield path
+    elif path.is_dir():
+        yield from sorted(p for p in path.rglob(SKILL_FILE) if p.is_file())
+
+
+def import_paths(paths: list[Path]) -> ImportResult:
+    """Skills from SKILL.md folders (any depth) and SkillRL-style JSON files."""
+    result = ImportResult()
+    for path in paths:
+        if not path.exists():
+            result.errors.append((str(path), "no such file or folder"))
+            continue
+        found = False
+        for file in ([path] if path.is_file() else list(skill_md_paths(path))):
+            found = True
+            try:
+                text = read_text(file)
+                if file.suffix == ".json":
+                    result.skills += parse_skillrl(text, str(file))
+                else:
+                    result.skills.append(parse_skill_md(text, str(file), file.parent.name))
+            except InputError as exc:
+                result.errors.append((exc.path, exc.reason))
+        if not found:
+            result.errors.append((str(path), f"no {SKILL_FILE} found"))
+    return result
+
+
+def export_skill_md(skills: list[Skill], out: Path) -> list[Path]:
+    """One ``<id>/SKILL.md`` per skill; the body is the guidance, byte for byte."""
+    written: list[Path] = []
+    for skill in skills:
+        front: dict[str, Any] = {"name": skill.id, "description": skill.applicability}
+        front.update(skill.metadata)
+        header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1_000_000)
+        folder = out / skill.id
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / SKILL_FILE
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(f"---\n{header}---\n{skill.guidance_text()}")
+        written.append(path)
+    return written
+
+
+def to_skillrl(skills: list[Skill]) -> dict[str, Any]:
+    """SkillRL-style JSON: every skill under ``general_skills``."""
+    return {"general_skills": [{"skill_id": s.id, "title": s.title,
+                                "principle": s.guidance_text(),
+                                "when_to_apply": s.applicability} for s in skills],
+            "task_specific_skills": {}}
+
+
+def parse_skillrl(text: str, where: str) -> list[Skill]:
+    """Skills from SkillRL-style JSON (principle -> verbatim guidance body)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(where, f"malformed JSON: {exc.msg} at line {exc.lineno}") from None
+    entries = list(_skillrl_entries(data))
+    if not entries:
+        raise InputError(where, "no SkillRL skills (objects with skill_id/title/principle/"
+                         "when_to_apply)")
+    skills = []
+    for n, entry in enumerate(entries):
+        principle, when = entry.get("principle"), entry.get("when_to_apply")
+        if not isinstance(principle, str) or not isinstance(when, str) or not when.strip():
+            raise InputError(where, f"skill {n + 1} lacks a principle or when_to_apply text")
+        title = str(entry.get("title") or entry.get("skill_id") or f"skill-{n + 1}")
+        skills.append(Skill(id=slug(str(entry.get("skill_id") or title)), title=title,
+                            applicability=when.strip(), body=principle, rubric=None,
+                            lineage=Lineage(stage="import", sources=(where,))))
+    return skills
+
+
+def _skillrl_entries(data: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(data, list):
+        yield from (d for d in data if isinstance(d, dict))
+    elif isinstance(data, dict):
+        for key in ("general_skills", "skills", "task_specific_skills"):
+            value = data.get(key)
+            if isinstance(value, dict):
+                for group in value.values():
+                    yield from _skillrl_entries(group)
+            elif isinstance(value, list):
+                yield from _skillrl_entries(value)

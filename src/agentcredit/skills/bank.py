@@ -1,0 +1,145 @@
+"""Freezing and loading a SkillBank: ``BANK/bank.json`` plus ``BANK/bank.lock``.
+
+The bank's ``hash`` is the sha256 of the canonical JSON of its skills (and benchmark);
+``bank.lock`` records that hash and each skill's own hash. :func:`load_bank` refuses a bank
+whose content no longer matches either, exactly as frozen checklists are refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from agentcredit.checklists.freeze import atomic_write
+from agentcredit.errors import AgentCreditError, ConfigError, InputError
+from agentcredit.llm.cache import cache_key
+from agentcredit.schema import Skill, SkillBank
+
+BANK_NAME = "bank.json"
+LOCK_NAME = "bank.lock"
+
+
+class BankIntegrityError(AgentCreditError):
+    """A frozen bank was edited after freezing (hash or lock mismatch)."""
+
+
+def skill_hash(skill: Skill) -> str:
+    """sha256 of the canonical JSON of one skill."""
+    return cache_key(skill.model_dump(mode="json"))
+
+
+def bank_hash(skills: Iterable[Skill], benchmark: str | None) -> str:
+    """sha256 of the canonical JSON of the skills (sorted by id) and the benchmark."""
+    ordered = sorted(skills, key=lambda s: s.id)
+    return cache_key({"benchmark": benchmark, "skills": [s.model_dump(mode="json")
+                                                         for s in ordered]})
+
+
+def make_bank(skills: Iterable[Skill], *, benchmark: str | None, embedding: str,
+              rules_version: str, prompt_version: str, synthesizer: str | None = None,
+              tau: float | None = None) -> SkillBank:
+    """A bank record with its hash and creation time (skills ordered by id)."""
+    ordered = tuple(sorted(skills, key=lambda s: s.id))
+    ids = [s.id for s in ordered]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ConfigError(f"duplicate skill ids in a bank: {', '.join(duplicates)}")
+    return SkillBank(skills=ordered, benchmark=benchmark, embedding=embedding,
+                     rules_version=rules_version, prompt_version=prompt_version,
+                     synthesizer=synthesizer, tau=tau,
+                     created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+                     hash=bank_hash(ordered, benchmark))
+
+
+def freeze_bank(bank: SkillBank, directory: Path) -> Path:
+    """Write ``bank.json`` and ``bank.lock`` (each atomically)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / BANK_NAME
+    atomic_write(path, bank.model_dump_json(indent=2) + "\n")
+    lock = {"hash": bank.hash, "skills": {s.id: skill_hash(s) for s in bank.skills}}
+    atomic_write(directory / LOCK_NAME, json.dumps(lock, indent=2) + "\n")
+    return path
+
+
+def read_bank(directory: Path) -> SkillBank:
+    """Parse ``bank.json`` without checking integrity (see load_bank)."""
+    path = directory / BANK_NAME if directory.is_dir() else directory
+    try:
+        return SkillBank.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        raise InputError(str(path), "no bank here (build one with `agentcredit skills build` "
+                         "or `skills import`)") from None
+    except OSError as exc:
+        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise InputError(str(path), f"not a skill bank: {where}: {first['msg']}") from None
+
+
+def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
+    """Hash and lock mismatches of a frozen bank (empty when it is intact)."""
+    problems: list[str] = []
+    actual = bank_hash(bank.skills, bank.benchmark)
+    if actual != bank.hash:
+        problems.append(f"content hash {actual[:12]}… does not match the recorded "
+                        f"{bank.hash[:12]}… (edited after freezing)")
+    lock_path = directory / LOCK_NAME
+    try:
+        lock = json.loads(lock_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [*problems, "bank.lock is missing"]
+    except (OSError, json.JSONDecodeError) as exc:
+        return [*problems, f"bank.lock is unreadable: {exc}"]
+    if not isinstance(lock, dict) or lock.get("hash") != actual:
+        problems.append("bank.lock records another hash")
+    locked = lock.get("skills") if isinstance(lock, dict) else None
+    locked = locked if isinstance(locked, dict) else {}
+    for skill in bank.skills:
+        if locked.get(skill.id) != skill_hash(skill):
+            problems.append(f"skill {skill.id} does not match bank.lock")
+    return problems
+
+
+def load_bank(directory: Path) -> SkillBank:
+    """A frozen bank whose hash and lock match; BankIntegrityError otherwise."""
+    directory = directory if directory.is_dir() or not directory.name.endswith(".json") \
+        else directory.parent
+    bank = read_bank(directory)
+    problems = integrity_problems(bank, directory)
+    if problems:
+        raise BankIntegrityError(f"{directory}: " + "; ".join(problems))
+    return bank
+
+
+def slug(text: str, limit: int = 64) -> str:
+    """An Agent Skills style name: lower-case letters, digits and single hyphens.
+
+    >>> slug("Filter Log Lines by Level (v2)!")
+    'filter-log-lines-by-level-v2'
+    """
+    value = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return value[:limit].rstrip("-") or "skill"
+
+
+def unique_ids(wanted: Iterable[str], taken: Iterable[str] = ()) -> list[str]:
+    """The wanted ids, with -2, -3, ... appended where one is already taken.
+
+    >>> unique_ids(["a", "b", "a"], taken=["b"])
+    ['a', 'b-2', 'a-2']
+    """
+    used = set(taken)
+    out: list[str] = []
+    for base in wanted:
+        candidate, n = base, 1
+        while candidate in used:
+            n += 1
+            candidate = f"{base}-{n}"
+        used.add(candidate)
+        out.append(candidate)
+    return out

