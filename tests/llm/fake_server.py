@@ -98,6 +98,8 @@ class FakeLLMServer:
                 fault = server.faults(index, body)
                 if server.latency:
                     time.sleep(server.latency)
+                if self.path.endswith("/embeddings"):
+                    return self._send(200, embeddings_answer(body))
                 anthropic = self.path.endswith("/messages")
                 if fault == "drop":
                     self.connection.shutdown(socket.SHUT_RDWR)
@@ -142,6 +144,26 @@ class FakeLLMServer:
                     self.close_connection = True
 
         return Handler
+
+
+def fake_vector(text: str, dim: int = 16) -> list[float]:
+    """A deterministic bag-of-words vector: each word adds 1 to one of ``dim`` buckets."""
+    import zlib
+
+    vector = [0.0] * dim
+    for word in text.lower().split():
+        vector[zlib.crc32(word.encode()) % dim] += 1.0
+    return vector
+
+
+def embeddings_answer(body: dict[str, Any]) -> dict[str, Any]:
+    """An OpenAI embeddings answer for ``body["input"]`` (data in reverse order on purpose)."""
+    texts = body.get("input") or []
+    texts = [texts] if isinstance(texts, str) else texts
+    data = [{"object": "embedding", "index": i, "embedding": fake_vector(t)}
+            for i, t in enumerate(texts)]
+    return {"object": "list", "data": data[::-1], "model": body.get("model"),
+            "usage": {"prompt_tokens": 0, "total_tokens": 0}}
 
 
 def chat_completion(body: dict[str, Any], text: str) -> dict[str, Any]:

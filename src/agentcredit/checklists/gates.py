@@ -36,9 +36,10 @@ class GateFailure:
     code: str
     item_id: str | None
     message: str
+    scope: str = "checklist"
 
     def __str__(self) -> str:
-        where = f"item {self.item_id}" if self.item_id else "checklist"
+        where = f"item {self.item_id}" if self.item_id else self.scope
         return f"[{self.code}] {where}: {self.message}"
 
 

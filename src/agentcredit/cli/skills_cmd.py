@@ -218,8 +218,8 @@ def import_(
 def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
                 client: ModelClient | None) -> SkillBank:
     kept = list(existing.skills) if existing else []
-    ids = {s.id for s in kept}
-    clash = sorted(ids & {s.id for s in skills})
+    old = {s.id: s for s in kept}
+    clash = sorted(s.id for s in skills if s.id in old and old[s.id] != s)
     if clash and not force:
         raise ConfigError(f"the bank already has skills {', '.join(clash)}; --force replaces "
                           "them")
@@ -260,8 +260,7 @@ def show(bank_dir: BankArg,
         for s in bank.skills:
             table.add_row(s.id, s.title, "body" if s.body is not None else str(len(s.guidance)),
                           "none" if s.rubric is None else str(len(s.rubric)),
-                          f"{s.lineage.stage}: {len(s.lineage.trial_ids)} trials, "
-                          f"{len(s.lineage.source_tasks)} tasks", str(s.version))
+                          _origin(s), str(s.version))
         console.print(table)
         return
     skill = bank.get(skill_id)
@@ -272,6 +271,13 @@ def show(bank_dir: BankArg,
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise _fail(console, f"no skill {skill_id!r} in {bank_dir}{hint}")
     _show_skill(console, skill)
+
+
+def _origin(skill: Skill) -> str:
+    lineage = skill.lineage
+    if lineage.stage == "import":
+        return f"import: {', '.join(lineage.sources)}"
+    return f"{lineage.stage}: {len(lineage.trial_ids)} trials, {len(lineage.source_tasks)} tasks"
 
 
 def _show_skill(console: Console, skill: Skill) -> None:

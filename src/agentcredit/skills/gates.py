@@ -69,6 +69,10 @@ OBSERVABLE = frozenset({
 })
 
 
+def _fail(code: str, item_id: str | None, message: str) -> GateFailure:
+    return GateFailure(code, item_id, message, scope="skill")
+
+
 @dataclass(frozen=True)
 class GateContext:
     """What the gates check a skill against (empty sets = nothing to check)."""
@@ -139,7 +143,7 @@ def leak_literals(task: Task, oracle: Oracle | None) -> dict[str, str]:
 
 
 def _contains_literal(text: str, literal: str) -> bool:
-    pattern = r"(?<![\w.])" + re.escape(literal) + r"(?![\w])"
+    pattern = r"(?<![\w.])" + re.escape(literal) + r"(?!\w|\.\d)"
     return re.search(pattern, text) is not None
 
 
@@ -184,16 +188,16 @@ def code_tools(text: str) -> frozenset[str]:
 
 
 def gate_shape(skill: Skill) -> list[GateFailure]:
-    out = [GateFailure(SHAPE, None, f"empty {name}") for name, value in
+    out = [_fail(SHAPE, None, f"empty {name}") for name, value in
            (("id", skill.id), ("title", skill.title), ("applicability", skill.applicability))
            if not value.strip()]
     ids = [c.id for c in skill.rubric or ()]
-    out += [GateFailure(SHAPE, i, "duplicate criterion id") for i in
+    out += [_fail(SHAPE, i, "duplicate criterion id") for i in
             sorted({i for i in ids if ids.count(i) > 1})]
-    out += [GateFailure(SHAPE, c.id, "empty criterion statement")
+    out += [_fail(SHAPE, c.id, "empty criterion statement")
             for c in skill.rubric or () if not c.statement.strip()]
     if skill.body is None:
-        out += [GateFailure(SHAPE, None, f"guidance stage {n} has an empty name or action")
+        out += [_fail(SHAPE, None, f"guidance stage {n} has an empty name or action")
                 for n, s in enumerate(skill.guidance, 1)
                 if not s.name.strip() or not s.action.strip()]
     return out
@@ -202,13 +206,13 @@ def gate_shape(skill: Skill) -> list[GateFailure]:
 def gate_count(skill: Skill) -> list[GateFailure]:
     out: list[GateFailure] = []
     if skill.body is None and not MIN_PARTS <= len(skill.guidance) <= MAX_PARTS:
-        out.append(GateFailure(COUNT, None, f"{len(skill.guidance)} guidance stages; "
+        out.append(_fail(COUNT, None, f"{len(skill.guidance)} guidance stages; "
                                f"need {MIN_PARTS}-{MAX_PARTS}"))
     if skill.rubric is not None:
         if not MIN_PARTS <= len(skill.rubric) <= MAX_PARTS:
-            out.append(GateFailure(COUNT, None, f"{len(skill.rubric)} rubric criteria; "
+            out.append(_fail(COUNT, None, f"{len(skill.rubric)} rubric criteria; "
                                    f"need {MIN_PARTS}-{MAX_PARTS}"))
-        out += [GateFailure(COUNT, c.id, f"weight {c.weight} is not positive and finite")
+        out += [_fail(COUNT, c.id, f"weight {c.weight} is not positive and finite")
                 for c in skill.rubric if not (math.isfinite(c.weight) and c.weight > 0)]
     return out
 
@@ -229,7 +233,7 @@ def gate_leak(skill: Skill, leaks: frozenset[str]) -> list[GateFailure]:
     for where, text in _texts(skill):
         for literal in sorted(leaks):
             if _contains_literal(text, literal):
-                out.append(GateFailure(LEAK, None, f"{where} contains {literal!r}, a literal "
+                out.append(_fail(LEAK, None, f"{where} contains {literal!r}, a literal "
                                        "of the task's oracle or verifier"))
     return out
 
@@ -240,7 +244,7 @@ def gate_tool(skill: Skill, tools: frozenset[str]) -> list[GateFailure]:
         text = f"{criterion.statement} {criterion.evidence} {criterion.failure}"
         named = sorted({t.lower() for t in _TOKEN.findall(text)} & tools)
         if named:
-            out.append(GateFailure(TOOL, criterion.id, f"names {', '.join(named)}: criteria "
+            out.append(_fail(TOOL, criterion.id, f"names {', '.join(named)}: criteria "
                                    "must not depend on a specific tool or command"))
     return out
 
@@ -251,12 +255,12 @@ def gate_evidence(skill: Skill) -> list[GateFailure]:
         for name, text in (("evidence", c.evidence), ("failure", c.failure)):
             words = _WORDS.findall(text.lower())
             if len(words) < 3:
-                out.append(GateFailure(EVIDENCE, c.id, f"{name} is missing or too short"))
+                out.append(_fail(EVIDENCE, c.id, f"{name} is missing or too short"))
             elif not OBSERVABLE & set(words):
-                out.append(GateFailure(EVIDENCE, c.id, f"{name} names nothing observable "
+                out.append(_fail(EVIDENCE, c.id, f"{name} names nothing observable "
                                        "(an output, file, value, message, ...)"))
         if c.evidence.strip() and normalize_text(c.evidence) == normalize_text(c.statement):
-            out.append(GateFailure(EVIDENCE, c.id, "evidence repeats the statement"))
+            out.append(_fail(EVIDENCE, c.id, "evidence repeats the statement"))
     return out
 
 
@@ -264,16 +268,16 @@ def gate_lineage(skill: Skill, trial_ids: frozenset[str] | None,
                  require_trials: bool) -> list[GateFailure]:
     lineage = skill.lineage
     if lineage.stage == "import":
-        return [] if lineage.sources else [GateFailure(LINEAGE, None, "no source file")]
+        return [] if lineage.sources else [_fail(LINEAGE, None, "no source file")]
     out: list[GateFailure] = []
     if require_trials and not lineage.trial_ids:
-        out.append(GateFailure(LINEAGE, None, "traces to no trial"))
+        out.append(_fail(LINEAGE, None, "traces to no trial"))
     if not lineage.source_tasks:
-        out.append(GateFailure(LINEAGE, None, "traces to no task"))
+        out.append(_fail(LINEAGE, None, "traces to no task"))
     if trial_ids is not None:
         unknown = sorted(set(lineage.trial_ids) - trial_ids)
         if unknown:
-            out.append(GateFailure(LINEAGE, None, f"unknown trial ids: {', '.join(unknown[:5])}"))
+            out.append(_fail(LINEAGE, None, f"unknown trial ids: {', '.join(unknown[:5])}"))
     return out
 
 

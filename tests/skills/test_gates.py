@@ -1,0 +1,109 @@
+"""Skill gates: each code fails on its own defect and passes on the repaired skill."""
+
+from __future__ import annotations
+
+from agentcredit.formats.oracle import read_oracle
+from agentcredit.schema import Lineage
+from agentcredit.skills import gates
+from agentcredit.skills.gates import GateContext, run_skill_gates
+from tests.skills.helpers import criterion, example_records, make_skill
+
+
+def codes(skill: object, context: GateContext | None = None) -> list[str]:
+    return [f.code for f in run_skill_gates(skill, context or GateContext())]  # type: ignore[arg-type]
+
+
+def test_a_well_formed_skill_passes_every_gate() -> None:
+    assert codes(make_skill(), GateContext(trial_ids=frozenset({"t1"}))) == []
+
+
+def test_count_gate_bounds_stages_criteria_and_weights() -> None:
+    assert codes(make_skill(stages=2)) == ["S-COUNT"]
+    assert codes(make_skill(stages=6)) == ["S-COUNT"]
+    assert codes(make_skill(criteria=6)) == ["S-COUNT"]
+    assert codes(make_skill(criteria=2)) == ["S-COUNT"]
+    assert codes(make_skill(stages=5, criteria=5)) == []
+    bad_weight = make_skill(rubric=(criterion(1), criterion(2), criterion(3, weight=0.0)))
+    assert [(f.code, f.item_id) for f in run_skill_gates(bad_weight, GateContext())] == \
+        [("S-COUNT", "R3")]
+    nan = make_skill(rubric=(criterion(1), criterion(2), criterion(3, weight=float("nan"))))
+    assert codes(nan) == ["S-COUNT"]
+    # A verbatim SKILL.md body has no stages to count; a missing rubric has nothing to count.
+    assert codes(make_skill(stages=0, body="Do it well.\n", rubric=None)) == []
+
+
+def test_leak_gate_uses_oracle_and_verifier_literals_the_instruction_does_not_state() -> None:
+    tasks, _ = example_records()
+    task = next(t for t in tasks if t.id == "json-config-migrate")
+    oracle, problems = read_oracle(task)
+    assert problems == [] and oracle is not None and "solution/solve.sh" in oracle.files
+    leaks = gates.leak_literals(task, oracle)
+    assert leaks == {"1000": "oracle solution/solve.sh"}
+    context = GateContext(leaks=frozenset(leaks))
+    leaky = make_skill(rubric=(criterion(1), criterion(2),
+                               criterion(3, statement="Timeouts were multiplied by 1000.")))
+    failures = run_skill_gates(leaky, context)
+    assert [f.code for f in failures] == ["S-LEAK"] and "'1000'" in failures[0].message
+    assert codes(make_skill(applicability="Config migration; scale by 1000 first."),
+                 context) == ["S-LEAK"]
+    # 10000 or 1000.5 are other numbers, not the literal.
+    assert codes(make_skill(applicability="Timeouts up to 10000 or 1000.5 ms."), context) == []
+    # A literal that the instruction states is not an answer.
+    csv_task = next(t for t in tasks if t.id == "csv-sales-summary")
+    assert "/app/summary.json" not in gates.leak_literals(csv_task, read_oracle(csv_task)[0])
+
+
+def test_literals_keep_values_and_drop_keys_prose_and_small_numbers() -> None:
+    source = ('EXPECTED = {"total": 1234.5, "name": "Highland Park"}\n'
+              'assert out == "RPS5", "the gene name is wrong here"\nfor i in range(10): x = 0.0')
+    assert gates.literals(source) == {"1234.5", "Highland Park", "RPS5"}
+
+
+def test_tool_gate_names_only_tools_seen_in_trials() -> None:
+    _, trials = example_records()
+    tools = gates.seen_tools(trials)
+    assert {"python3", "bash", "chmod", "run_shell_command"} <= tools
+    assert "cat" not in tools  # an English word, not a tool name in a criterion
+    context = GateContext(tools=tools)
+    named = make_skill(rubric=(criterion(1), criterion(2),
+                               criterion(3, evidence="The python3 output shows the totals.")))
+    failures = run_skill_gates(named, context)
+    assert [(f.code, f.item_id) for f in failures] == [("S-TOOL", "R3")]
+    assert "python3" in failures[0].message
+    assert codes(make_skill(), context) == []
+
+
+def test_commands_in_shell_text_and_code_spans() -> None:
+    assert gates.commands_in("FOO=1 /usr/bin/jq . x | sort -u && awk '{print}' f") == \
+        {"jq", "sort", "awk"}
+    assert gates.code_tools("Use `jq .a file` then\n```bash\ngrep -c x y\n```\n") == \
+        {"jq", "grep"}
+
+
+def test_evidence_gate_wants_observable_evidence_and_failure() -> None:
+    assert codes(make_skill(rubric=(criterion(1), criterion(2),
+                                    criterion(3, evidence="")))) == ["S-EVIDENCE"]
+    vague = criterion(3, evidence="The agent understood the problem deeply.")
+    assert codes(make_skill(rubric=(criterion(1), criterion(2), vague))) == ["S-EVIDENCE"]
+    copy = criterion(3, statement="An output shows the value.",
+                     evidence="An output shows the value.")
+    assert codes(make_skill(rubric=(criterion(1), criterion(2), copy))) == ["S-EVIDENCE"]
+    assert codes(make_skill(rubric=(criterion(1), criterion(2),
+                                    criterion(3, failure="no")))) == ["S-EVIDENCE"]
+
+
+def test_lineage_gate_traces_skills_to_input_trials_or_files() -> None:
+    known = GateContext(trial_ids=frozenset({"t1", "t2"}))
+    assert codes(make_skill(trial_ids=()), known) == ["S-LINEAGE"]
+    assert codes(make_skill(trial_ids=("t9",)), known) == ["S-LINEAGE"]
+    assert codes(make_skill(lineage=Lineage(stage="dual-view", trial_ids=("t1",))),
+                 known) == ["S-LINEAGE"]  # no source task
+    imported = make_skill(lineage=Lineage(stage="import", sources=("x/SKILL.md",)))
+    assert codes(imported, known) == []
+    assert codes(make_skill(lineage=Lineage(stage="import")), known) == ["S-LINEAGE"]
+
+
+def test_shape_gate() -> None:
+    assert codes(make_skill(applicability=" ")) == ["S-SHAPE"]
+    twice = make_skill(rubric=(criterion(1), criterion(1), criterion(3)))
+    assert codes(twice) == ["S-SHAPE"]
