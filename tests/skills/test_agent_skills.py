@@ -147,3 +147,33 @@ def test_reimporting_is_idempotent_and_a_changed_skill_needs_force(tmp_path: Pat
     reloaded = load_bank(bank)
     assert len(reloaded.skills) == 2
     assert reloaded.get("log-triage").applicability == "Changed description."  # type: ignore[union-attr]
+
+
+def test_batch_import_adds_the_rubrics_on_the_next_run(tmp_path: Path) -> None:
+    from tests.llm.fake_server import FakeLLMServer, write_batch_results
+
+    def responder(body: dict[str, object]) -> str:
+        schema = body["response_format"]["json_schema"]["schema"]  # type: ignore[index]
+        return scripted_skills.answer(body["messages"], schema)  # type: ignore[arg-type]
+
+    folders = _skills(tmp_path / "in")
+    bank = tmp_path / "bank"
+    cache = bank / "responses.sqlite"
+    with FakeLLMServer(responder=responder) as server:
+        base = ["skills", "import", *map(str, folders), "--out", str(bank), "--model",
+                "openai/m", "--base-url", f"{server.url}/v1"]
+        first = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "k"})
+        assert first.exit_code == 0 and "rubric requests queued" in first.output, first.output
+        assert all(s.rubric is None for s in load_bank(bank).skills)
+        requests, results = tmp_path / "req.jsonl", tmp_path / "res.jsonl"
+        runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out", str(requests)])
+        write_batch_results(requests, results, responder)
+        runner.invoke(app, ["batch", "import", str(results), "--cache", str(cache)])
+        final = runner.invoke(app, base, env={"OPENAI_API_KEY": "k"})
+        assert final.exit_code == 0, final.output
+        assert server.count == 0
+    assert all(s.rubric is not None for s in load_bank(bank).skills)
+    # Importing again without a model keeps the rubrics.
+    assert runner.invoke(app, ["skills", "import", *map(str, folders), "--out",
+                               str(bank)]).exit_code == 0
+    assert all(s.rubric is not None for s in load_bank(bank).skills)

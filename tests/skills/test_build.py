@@ -242,3 +242,22 @@ def test_failed_calls_are_reported_and_the_other_tasks_go_on(tmp_path: Path) -> 
     assert "context length exceeded" in out.output
     assert [s.id for s in load_bank(tmp_path / "bank").skills] == [
         "json-config-migrate", "log-error-filter"]
+
+
+def test_real_skillsbench_trials_build_a_gated_bank(corpus: Path, tmp_path: Path) -> None:
+    from agentcredit.formats import load
+    from agentcredit.formats.oracle import read_oracle
+    from agentcredit.skills.gates import leak_literals, seen_tools
+
+    register_script("corpus-skills", scripted_skills.answer)
+    loaded = load([corpus / "skillsbench" / "trials-more", corpus / "skillsbench" / "tasks"])
+    tools = seen_tools(loaded.trials)
+    assert {"python3", "run_shell_command", "grep"} <= tools
+    assert not {"with", "or", "rows", "table", "name"} & tools  # script text is not commands
+    task = next(t for t in loaded.tasks if t.id == "powerlifting-coef-calc")
+    assert "-57.96288" in leak_literals(task, read_oracle(task)[0])
+    report = _build(loaded.tasks, loaded.trials, tmp_path / "bank", "corpus-skills")
+    assert not report.failed and not report.rejected
+    bank = load_bank(tmp_path / "bank")
+    assert len(bank.skills) == 10
+    assert report.units["intra-teacher"]["asked"] == 11  # one task was run by two teachers

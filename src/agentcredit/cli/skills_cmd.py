@@ -194,6 +194,12 @@ def import_(
                 client)
         console.print(f"rubrics derived {len(rubrics.derived)}, queued {len(rubrics.queued)}, "
                       f"failed {len(rubrics.failed)}, rejected {len(rubrics.rejected)}")
+        if rubrics.queued:
+            assert client.cache is not None
+            console.print(f"rubric requests queued: agentcredit batch export --cache "
+                          f"{client.cache.path} --out requests.jsonl, send it, agentcredit batch"
+                          f" import RESULTS --cache {client.cache.path}, then run this command "
+                          "again without --batch; until then those skills have rubric: none")
         for skill_id, reason in rubrics.failed:
             console.print(f"  [red]x[/red] {skill_id}: {reason}", soft_wrap=True)
         for skill_id, rejected in rubrics.rejected:
@@ -219,10 +225,12 @@ def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
                 client: ModelClient | None) -> SkillBank:
     kept = list(existing.skills) if existing else []
     old = {s.id: s for s in kept}
-    clash = sorted(s.id for s in skills if s.id in old and old[s.id] != s)
-    if clash and not force:
-        raise ConfigError(f"the bank already has skills {', '.join(clash)}; --force replaces "
-                          "them")
+    if not force:
+        skills = [_keep_rubric(old.get(s.id), s) for s in skills]
+        clash = sorted(s.id for s in skills if s.id in old and _source(old[s.id]) != _source(s))
+        if clash:
+            raise ConfigError(f"the bank already has other skills named {', '.join(clash)}; "
+                              "--force replaces them")
     new_ids = {s.id for s in skills}
     merged = [s for s in kept if s.id not in new_ids] + skills
     return make_bank(merged, benchmark=existing.benchmark if existing else None,
@@ -233,6 +241,20 @@ def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
                      synthesizer=existing.synthesizer if existing else
                      (client.model_id if client else None),
                      tau=existing.tau if existing else None)
+
+
+def _keep_rubric(old: Skill | None, new: Skill) -> Skill:
+    """Re-importing the same skill adds a rubric it lacked and never drops one it has."""
+    if old is None or _source(old) != _source(new):
+        return new
+    if new.rubric is None or old.rubric is not None:
+        return old
+    return new
+
+
+def _source(skill: Skill) -> tuple[object, ...]:
+    return (skill.title, skill.applicability, skill.guidance, skill.body, skill.metadata,
+            skill.lineage.sources)
 
 
 def _bank(console: Console, path: Path) -> SkillBank:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from agentcredit.checklists.gates import GateFailure
+from agentcredit.checklists.text import STOP
 from agentcredit.formats.join import normalize_text
 from agentcredit.schema import Oracle, Skill, Task, Trial
 
@@ -40,8 +41,8 @@ _STRING = re.compile(r"""(?P<q>["'])(?P<s>(?:\\.|(?!(?P=q)).){1,400}?)(?P=q)""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _CODE = re.compile(r"`([^`\n]{1,200})`|```[^\n]*\n(.*?)```", re.DOTALL)
-_SHELL_SPLIT = re.compile(r"(?:\|\||&&|[;|\n(`]|\$\()")
 _COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _WORDS = re.compile(r"[a-z]+")
 # Command names that are also ordinary English words: naming them in a criterion is not
@@ -53,7 +54,7 @@ ENGLISH_COMMANDS = frozenset({
     "print", "printf", "read", "rename", "reset", "return", "run", "set", "shift", "sort",
     "source", "split", "start", "stat", "sum", "tail", "tee", "test", "time", "top",
     "touch", "tr", "true", "type", "unique", "update", "wait", "watch", "which", "while",
-    "yes",
+    "yes", "done", "fi", "esac",
 })
 OBSERVABLE = frozenset({
     "output", "outputs", "shows", "show", "shown", "displays", "displayed", "prints",
@@ -96,9 +97,9 @@ class LeakSet:
 def literals(text: str) -> set[str]:
     """Value-like literals of source code: quoted strings and numbers.
 
-    Plain lower-case identifiers (dict keys, field names), prose (docstrings, assertion
-    messages: three words or more) and short or digit-poor values are not answers and are
-    left out.
+    Plain lower-case identifiers (dict keys, field names), short plain words ("Name"),
+    prose (docstrings, assertion messages: three words or more) and short or digit-poor
+    numbers are not answers and are left out.
 
     >>> sorted(literals('x = "Ranatunga"; y = 67.86; k = row["region"]; n = 2; z = 0.0'))
     ['67.86', 'Ranatunga']
@@ -110,6 +111,7 @@ def literals(text: str) -> set[str]:
         value = match.group("s").strip()
         if len(value) >= 4 and re.search(r"[A-Za-z0-9]", value) and len(value.split()) < 3 \
                 and not re.fullmatch(r"[a-z_][a-z0-9_]*", value) \
+                and not re.fullmatch(r"[A-Za-z]{1,5}", value) \
                 and not _NUMBER.fullmatch(value):
             found.add(value)
         elif _NUMBER.fullmatch(value):
@@ -162,21 +164,66 @@ def seen_tools(trials: Iterable[Trial]) -> frozenset[str]:
 
 
 def commands_in(shell: str) -> set[str]:
-    """First words of the commands of a shell text.
+    """First words of the commands of a shell text (quoted text and here-documents skipped).
 
-    >>> sorted(commands_in("cd /app && grep -c ERROR log | wc -l; python3 x.py"))
+    >>> sorted(commands_in("cd /app && grep -c ERROR log | wc -l; sudo python3 x.py"))
     ['cd', 'grep', 'python3', 'wc']
+    >>> sorted(commands_in("cat > a.py <<'EOF'\\nwith open(f) as g:\\n    pass\\nEOF\\nls"))
+    ['cat', 'ls']
+    >>> sorted(commands_in('python3 -c "\\nimport json\\nrows = 1\\n" && jq . f'))
+    ['jq', 'python3']
     """
     out: set[str] = set()
-    for piece in _SHELL_SPLIT.split(shell):
-        words = piece.strip().split()
-        while words and "=" in words[0]:
-            words = words[1:]  # VAR=value prefixes
+    for segment in _segments(shell):
+        words = segment.split()
+        while words and ("=" in words[0] or words[0] in _PREFIXES):
+            words = words[1:]  # VAR=value, sudo, then, ...
         if words:
             name = words[0].rsplit("/", 1)[-1].lower()
-            if _COMMAND.match(name):
+            if _COMMAND.match(name) and name not in STOP:
                 out.add(name)
     return out
+
+
+_PREFIXES = frozenset({"sudo", "then", "do", "else", "exec", "nohup", "time", "!", "{"})
+
+
+def _segments(shell: str) -> list[str]:
+    """Command segments with quoted text blanked and here-document bodies dropped."""
+    segments: list[str] = []
+    buffer: list[str] = []
+    quote: str | None = None
+    terminators: list[str] = []
+    lines = shell.split("\n")
+    for number, line in enumerate(lines):
+        if terminators and quote is None:
+            if line.strip() == terminators[0]:
+                terminators.pop(0)
+            continue
+        if quote is None:
+            terminators += _HEREDOC.findall(line)
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if quote is not None:
+                if char == "\\" and quote == '"':
+                    i += 1
+                elif char == quote:
+                    quote = None
+                    buffer.append("Q")
+            elif char in "'\"":
+                quote = char
+            elif char in ";|&(`":
+                segments.append("".join(buffer))
+                buffer = []
+            else:
+                buffer.append(char)
+            i += 1
+        if quote is None and number < len(lines) - 1:
+            segments.append("".join(buffer))
+            buffer = []
+    segments.append("".join(buffer))
+    return [s for s in segments if s.strip()]
 
 
 def code_tools(text: str) -> frozenset[str]:
