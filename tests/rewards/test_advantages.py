@@ -1,0 +1,124 @@
+"""Reward and advantage math against hand-worked examples (see rewards/advantages.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agentcredit.rewards.advantages import STATE_VALUES, compute_advantages
+
+V = STATE_VALUES
+
+
+def _batch() -> dict[str, np.ndarray]:
+    """Four trajectories of one task, 6 turns (padded), 3 criteria weighted 1, 2, 1.
+
+    Trajectory 0 (6 turns), states after each turn:
+      A: missing hypothesis hypothesis supported supported verified; satisfied,
+         responsibility 0.5 on turn 4 and 0.5 on turn 6
+      B: missing missing supported supported contradicted supported; satisfied,
+         responsibility 0.25 on turn 3 and 0.75 on turn 6
+      C: missing missing missing hypothesis hypothesis hypothesis; not satisfied
+    Trajectory 1 (3 turns): only A satisfied (turn 2), nothing else moves -> S = 0.25.
+    Trajectory 2 (2 turns): C not applicable; A satisfied on turn 1 -> S = 1/3.
+    Trajectory 3 (4 turns): A and B satisfied on turn 4 -> S = 0.75.
+    """
+    n, c, t = 4, 3, 6
+    values = np.zeros((n, c, t))
+    resp = np.zeros((n, c, t))
+    sat = np.zeros((n, c), dtype=bool)
+    values[0, 0] = [0, V["hypothesis"], V["hypothesis"], V["supported"], V["supported"],
+                    V["verified"]]
+    values[0, 1] = [0, 0, V["supported"], V["supported"], V["contradicted"], V["supported"]]
+    values[0, 2] = [0, 0, 0, V["hypothesis"], V["hypothesis"], V["hypothesis"]]
+    resp[0, 0, [3, 5]] = 0.5
+    resp[0, 1, [2, 5]] = [0.25, 0.75]
+    sat[0, :2] = True
+    values[1, 0, 1:3] = 1.0
+    resp[1, 0, 1] = 1.0
+    sat[1, 0] = True
+    values[2, 0, 0:2] = 1.0
+    resp[2, 0, 0] = 1.0
+    sat[2, 0] = True
+    values[3, :2, 3] = 1.0
+    resp[3, :2, 3] = 1.0
+    sat[3, :2] = True
+    valid = np.ones((n, c), dtype=bool)
+    valid[2, 2] = False
+    mask = np.zeros((n, t), dtype=bool)
+    for row, turns in enumerate((6, 3, 2, 4)):
+        mask[row, :turns] = True
+    return {"values": values, "responsibility": resp, "satisfied": sat, "valid": valid,
+            "weights": np.tile([1.0, 2.0, 1.0], (n, 1)), "turn_mask": mask,
+            "outcomes": np.array([1.0, 0.0, 0.0, 1.0]), "groups": np.zeros(n, dtype=int)}
+
+
+def test_six_turns_three_criteria_give_the_documented_values() -> None:
+    result = compute_advantages(**_batch(), process_weight=0.5)
+    # progress P = 0.25*dA + 0.5*dB + 0.25*dC per turn
+    assert result.progress[0] == pytest.approx([0, 0.0625, 0.3, 0.15, -0.3, 0.4])
+    # sigma: A credit 0.25 split 0.5/0.5 on turns 4 and 6; B credit 0.5 split 0.25/0.75
+    assert result.satisfaction_turn[0] == pytest.approx([0, 0, 0.125, 0.125, 0, 0.5])
+    # S = 0.75, 0.25, 1/3 (C excluded: weights 1/3, 2/3 over A, B), 0.75
+    assert result.satisfaction == pytest.approx([0.75, 0.25, 1 / 3, 0.75])
+    mean_s = (0.75 + 0.25 + 1 / 3 + 0.75) / 4
+    assert result.satisfaction_advantage == pytest.approx(
+        [0.75 - mean_s, 0.25 - mean_s, 1 / 3 - mean_s, 0.75 - mean_s])
+    a_s = 0.75 - mean_s
+    share = np.array([0, 0, 1 / 6, 1 / 6, 0, 2 / 3])
+    expected_process = a_s * share + np.array([0, 0.0625, 0.3, 0.15, -0.3, 0.4])
+    assert result.process[0] == pytest.approx(expected_process)
+    assert result.outcome == pytest.approx([0.5, -0.5, -0.5, 0.5])
+    assert result.combined[0] == pytest.approx(0.5 + 0.5 * expected_process)
+    # Padded turns carry nothing; trajectory 1 has S > 0 only on turn 2.
+    assert result.combined[1, 3:] == pytest.approx([0, 0, 0])
+    assert result.process[1] == pytest.approx([0, (0.25 - mean_s) + 0.25, 0, 0, 0, 0])
+    assert result.kept.all() and not result.dropped_groups and not result.suppressed_groups
+
+
+def test_grpo_outcome_advantages_of_four_trials() -> None:
+    batch = _batch()
+    batch["outcomes"] = np.array([1.0, 0.0, 1.0, 1.0])
+    plain = compute_advantages(**batch)
+    assert plain.outcome == pytest.approx([0.25, -0.75, 0.25, 0.25])
+    scaled = compute_advantages(**batch, normalize=True)
+    std = np.sqrt(0.75 * 0.25)  # population std of 1, 0, 1, 1
+    assert scaled.outcome == pytest.approx(np.array([0.25, -0.75, 0.25, 0.25]) / std)
+    batch["outcomes"] = np.array([1.0, np.nan, 0.0, np.nan])  # rows without an outcome
+    partial = compute_advantages(**batch)
+    assert partial.outcome == pytest.approx([0.5, 0.0, -0.5, 0.0])
+
+
+def test_zero_variance_satisfaction_is_suppressed_and_progress_kept() -> None:
+    batch = _batch()
+    batch["satisfied"] = np.zeros((4, 3), dtype=bool)  # S = 0 everywhere: no variance
+    result = compute_advantages(**batch, normalize=True)
+    assert result.suppressed_groups == (0,)
+    assert result.satisfaction_advantage == pytest.approx([0, 0, 0, 0])
+    assert result.process[0] == pytest.approx([0, 0.0625, 0.3, 0.15, -0.3, 0.4])
+
+
+def test_a_group_without_outcome_or_process_signal_is_dropped() -> None:
+    batch = _batch()
+    two = {k: np.concatenate([v, v]) for k, v in batch.items()}
+    two["groups"] = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    two["values"][4:] = 0.0
+    two["satisfied"][4:] = False
+    two["outcomes"][4:] = 1.0
+    result = compute_advantages(**two)
+    assert result.dropped_groups == (1,)
+    assert list(result.kept) == [True] * 4 + [False] * 4
+    assert result.combined[4:] == pytest.approx(np.zeros((4, 6)))
+    assert result.combined[:4].any()
+
+
+def test_invalid_criteria_are_excluded_entirely() -> None:
+    batch = _batch()
+    batch["valid"][0] = [True, True, False]  # C unverifiable for trajectory 0
+    result = compute_advantages(**batch)
+    # weights over A, B: 1/3, 2/3; C's hypothesis no longer counts as progress on turn 4
+    assert result.progress[0] == pytest.approx(
+        [0, 0.25 / 3, 0.4, 0.35 / 3, -0.4, 0.4 / 3 + 0.4])
+    batch["valid"][0] = False
+    none = compute_advantages(**batch)
+    assert none.progress[0] == pytest.approx(np.zeros(6)) and none.satisfaction[0] == 0
