@@ -387,3 +387,126 @@ def export(
         console.print(f"wrote {len(bank.skills)} skills → {target}")
     else:
         raise _fail(console, f"unknown format {fmt!r} (skill-md or skillrl)")
+
+
+@app.command("reward")
+def reward(
+    bank_dir: BankArg,
+    trials: Annotated[list[Path], typer.Argument(help="Trials (and optionally their tasks).")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory.")],
+    model: Annotated[str, typer.Option("--model", help="provider/model of the turn verifier.")],
+    process_weight: Annotated[float, typer.Option(
+        "--process-weight", help="λ in A = A_outcome + λ A_process.")] = 1.0,
+    normalize: Annotated[bool, typer.Option(
+        "--normalize", help="Divide group-relative advantages by the group's std.")] = False,
+    skill: Annotated[str | None, typer.Option(
+        "--skill", help="Use this skill for every trial instead of retrieving one.")] = None,
+    tasks: Annotated[list[Path] | None, typer.Option(
+        "--tasks", help="Task folders, for instructions (else the trials' own).")] = None,
+    embed: EmbedOpt = "lexical",
+    seed: Annotated[int, typer.Option("--seed", help="Seed sent with every request.")] = 0,
+    budget_tokens: Annotated[int, typer.Option(
+        "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
+    concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
+    = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    no_redact: NoRedactOpt = False,
+    batch: BatchOpt = False,
+) -> None:
+    """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
+    from agentcredit.rewards.report import write_turn_report
+    from agentcredit.rewards.run import assign, rewards_of, verify_all
+    from agentcredit.store.exports import write_rows
+    from agentcredit.store.run_store import RunStore
+
+    console = Console()
+    bank = _bank(console, bank_dir)
+    try:
+        client = model_client(model, base_url=base_url, cache=cache or out / "responses.sqlite",
+                              no_cache=no_cache, concurrency=concurrency,
+                              retry_failed=retry_failed, redact=not no_redact, batch=batch)
+        assert client is not None
+        if skill is not None and bank.get(skill) is None:
+            raise ConfigError(f"no skill {skill!r} in {bank_dir}")
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    loaded = load([*trials, *(tasks or [])])
+    for error in loaded.errors:
+        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+    instructions = {t.id: t.instruction for t in loaded.tasks}
+    chosen = _choose(console, bank, loaded.trials, instructions, skill, embed)
+    assignments, skipped = assign(loaded.trials, bank, chosen, instructions)
+    for trial_id, why in skipped.items():
+        console.print(f"  [yellow]-[/yellow] {trial_id}: {why}", soft_wrap=True)
+    store = RunStore(out)
+    with _bar(console, "turn verifier") as bar:
+        job = bar.add_task("verify", total=len(assignments))
+        summary = _run(lambda: verify_all(store, assignments, client, seed=seed,
+                                          budget_tokens=budget_tokens,
+                                          concurrency=concurrency,
+                                          progress=lambda _: bar.advance(job)), client)
+    console.print(f"verified {len(summary.verified)}, resumed {len(summary.resumed)}, queued "
+                  f"{len(summary.deferred)}, failed {len(summary.failed)}, skipped "
+                  f"{len(skipped)}")
+    for trial_id, why in summary.failed.items():
+        console.print(f"  [red]x[/red] {trial_id}: {why}", soft_wrap=True)
+    if summary.deferred:
+        stage = "coarse" if "coarse" in summary.deferred.values() else "fine"
+        assert client.cache is not None
+        console.print(f"waiting for the {stage} stage: agentcredit batch export --cache "
+                      f"{client.cache.path} --out requests.jsonl, send it, agentcredit batch "
+                      f"import RESULTS --cache {client.cache.path}, then run this command "
+                      f"again{' with --batch' if stage == 'coarse' else ' without --batch'}.")
+        store.close()
+        return
+    table = rewards_of(store, assignments, process_weight=process_weight, normalize=normalize)
+    path = write_rows(table.rows, out / "turn_rewards.jsonl", "jsonl")
+    written = [path]
+    try:
+        written.append(write_rows(table.rows, out / "turn_rewards.parquet", "parquet"))
+    except AgentCreditError:
+        console.print("[dim]turn_rewards.parquet skipped: pip install 'agentcredit[parquet]'"
+                      "[/dim]")
+    written.append(write_turn_report(out / "turn_rewards.html", table, store.turn_verdicts(),
+                                     {a.trial.id: a for a in assignments}, bank))
+    for group in table.suppressed:
+        console.print(f"  [yellow]~[/yellow] task {group}: satisfaction has no variance in the "
+                      "group; suppressed (progress kept)")
+    for group in table.dropped:
+        console.print(f"  [yellow]~[/yellow] task {group}: no outcome or process advantage; "
+                      "group dropped")
+    console.print(f"{len(table.rows)} turn rows of {len({r['trial_id'] for r in table.rows})} "
+                  f"trials → {', '.join(str(p) for p in written)}")
+    console.print(f"model usage: {client.ledger.summary()}")
+    store.close()
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _choose(console: Console, bank: SkillBank, trials: list[Any], instructions: dict[str, str],
+            skill: str | None, embed: str) -> dict[str, str]:
+    """The skill of each trial: ``--skill``, else top-1 retrieval for its task."""
+    if skill is not None:
+        return {t.id: skill for t in trials}
+    from agentcredit.schema import Task
+
+    by_task: dict[str, Task] = {}
+    for trial in trials:
+        key = trial.task_id or trial.id
+        text = instructions.get(trial.task_id or "") or trial.instruction
+        if text and key not in by_task:
+            by_task[key] = Task(id=key, instruction=text, benchmark="-", source_path="-")
+    try:
+        embedder = make_embedder(embed, cache=None if embed == "lexical" else
+                                 ResponseCache(default_cache_path()))
+        results = asyncio.run(retrieve(bank, list(by_task.values()), embedder))
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    best = {r.task_id: r.best.skill_id for r in results if r.best is not None}
+    for task_id, skill_id in sorted(best.items()):
+        console.print(f"  task {task_id} → skill {skill_id}")
+    return {t.id: best[t.task_id or t.id] for t in trials if (t.task_id or t.id) in best}

@@ -112,7 +112,7 @@ def compute_advantages(
     w = np.where(valid, weights, 0.0).astype(np.float64)
     total = w.sum(axis=1, keepdims=True)
     w_hat = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
-    previous = np.concatenate([np.zeros(values.shape[:2] + (1,)), values[:, :, :-1]], axis=2)
+    previous = np.concatenate([np.zeros((*values.shape[:2], 1)), values[:, :, :-1]], axis=2)
     progress = np.einsum("nc,nct->nt", w_hat, values - previous) * mask
     credit = w_hat * np.asarray(satisfied, dtype=np.float64)
     sat_turn = np.einsum("nc,nct->nt", credit, responsibility) * mask

@@ -29,6 +29,13 @@ from agentcredit.schema.skill import (
     Skill,
     SkillBank,
 )
+from agentcredit.schema.turns import (
+    CriterionStatus,
+    CriterionVerdict,
+    EvidenceState,
+    TrialVerdict,
+    TurnState,
+)
 
 __all__ = [
     "AgentInfo",
@@ -37,6 +44,9 @@ __all__ = [
     "ChecklistItem",
     "Citation",
     "Condition",
+    "CriterionStatus",
+    "CriterionVerdict",
+    "EvidenceState",
     "GuidanceStage",
     "ImageRef",
     "ItemJudgment",
@@ -62,5 +72,7 @@ __all__ = [
     "TokenUsage",
     "ToolCall",
     "Trial",
+    "TrialVerdict",
+    "TurnState",
     "Waiver",
 ]

@@ -178,8 +178,8 @@ def commands_in(shell: str) -> set[str]:
         words = segment.split()
         while words and ("=" in words[0] or words[0] in _PREFIXES):
             words = words[1:]  # VAR=value, sudo, then, ...
-        if words:
-            name = words[0].rsplit("/", 1)[-1].lower()
+        if words and words[0] == words[0].lower():  # commands are lower case
+            name = words[0].rsplit("/", 1)[-1]
             if _COMMAND.match(name) and name not in STOP:
                 out.add(name)
     return out
@@ -227,10 +227,16 @@ def _segments(shell: str) -> list[str]:
 
 
 def code_tools(text: str) -> frozenset[str]:
-    """Commands written as code (backticks, fences) in a guidance text."""
+    """Commands written as code in a guidance text: fenced blocks, and inline spans of a
+    command with arguments.
+
+    >>> sorted(code_tools("Match `ERROR` with `grep -n ERROR log`; see `/app/x.sh`."))
+    ['grep']
+    """
     names: set[str] = set()
     for inline, block in _CODE.findall(text):
-        names |= commands_in(inline or block)
+        if block or len(inline.split()) > 1:  # `ERROR` or `/app/x.sh` alone is not a command
+            names |= commands_in(inline or block)
     return frozenset(n for n in names if n not in ENGLISH_COMMANDS)
 
 

@@ -27,7 +27,8 @@ class RubricReport:
 def require_rubric(skill: Skill) -> Skill:
     """The skill itself when it has a rubric; ConfigError with a one-line reason otherwise."""
     if skill.rubric is None:
-        raise ConfigError(f"skill {skill.id} has no rubric (imported without --model); "
+        raise ConfigError(f"skill {skill.id} has no rubric (imported without --model, or its "
+                          "rubric failed the gates); "
                           f"run `agentcredit skills import ... --model M` to derive one")
     return skill
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.llm.types import ModelFailure, ModelResponse
-from agentcredit.schema import Checklist, Citation, ItemJudgment, Trial
+from agentcredit.schema import Checklist, Citation, ItemJudgment, Trial, TrialVerdict
 
 STORE_NAME = "run.sqlite"
 
@@ -45,6 +45,9 @@ CREATE TABLE IF NOT EXISTS responses (
 CREATE TABLE IF NOT EXISTS holistic (
     trial_id TEXT PRIMARY KEY, score REAL, rationale TEXT, model TEXT, prompt_version TEXT,
     seed INTEGER);
+CREATE TABLE IF NOT EXISTS turn_verdicts (
+    trial_id TEXT PRIMARY KEY, skill_id TEXT NOT NULL, skill_hash TEXT NOT NULL,
+    body TEXT NOT NULL, model TEXT, prompt_version TEXT, seed INTEGER, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS errors (
     id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT, stage TEXT NOT NULL,
     message TEXT NOT NULL, at REAL NOT NULL);
@@ -179,6 +182,24 @@ class RunStore:
     def holistic(self) -> dict[str, tuple[float | None, str]]:
         return {t: (s, r) for t, s, r in self.db.execute(
             "SELECT trial_id, score, rationale FROM holistic")}
+
+    # turn-level rubric verdicts (SkillRubric)
+    def record_turn_verdict(self, verdict: TrialVerdict) -> None:
+        """A trial's turn verdicts with their citations, and its done mark, in one go."""
+        now = time.time()
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO turn_verdicts (trial_id, skill_id, skill_hash, "
+                       "body, model, prompt_version, seed, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                       (verdict.trial_id, verdict.skill_id, verdict.skill_hash,
+                        verdict.model_dump_json(), verdict.model, verdict.prompt_version,
+                        verdict.seed, now))
+            db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
+                       (verdict.trial_id, "turns", now))
+
+    def turn_verdicts(self) -> dict[str, TrialVerdict]:
+        """Turn verdicts by trial id."""
+        return {t: TrialVerdict.model_validate_json(b) for t, b in self.db.execute(
+            "SELECT trial_id, body FROM turn_verdicts ORDER BY rowid")}
 
     # errors and usage
     def add_error(self, trial_id: str | None, stage: str, message: str) -> None:

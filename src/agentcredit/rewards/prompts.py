@@ -1,0 +1,147 @@
+"""Prompts and answer schemas of the turn verifier (coarse selector, fine verifier)."""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from agentcredit.judging.evidence import EvidenceView, action_text, output_text, shorten
+from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
+from agentcredit.llm.types import ImagePart, Message, TextPart
+from agentcredit.schema import RubricCriterion, Step
+
+VERIFIER_PROMPT_VERSION = "skillrubric-verifier-1"
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+STATES_TEXT = (
+    "Evidence states: missing (nothing shown yet), contradicted (the evidence shown goes "
+    "against it), hypothesis (a plausible but unconfirmed lead), supported (evidence shown "
+    "points to it), verified (evidence shown confirms it). A turn's state may use only "
+    "evidence shown in that turn or earlier: later evidence never raises an earlier state. "
+    "Tool outputs, file contents and images shown are evidence; the agent's own claims are "
+    "not."
+)
+
+
+class TurnSummary(BaseModel):
+    step: int
+    summary: str
+
+
+class CriterionSelection(BaseModel):
+    criterion_id: str
+    applicable: bool
+    candidate_steps: list[int] = Field(default_factory=list)
+    reason: str = ""
+
+
+class CoarseAnswer(BaseModel):
+    """Stage 1: a summary per turn and, per criterion, applicability and candidate turns."""
+
+    turns: list[TurnSummary]
+    criteria: list[CriterionSelection]
+
+
+class Quote(BaseModel):
+    step: int
+    quote: str
+
+
+class StateAnswer(BaseModel):
+    step: int
+    state: Literal["missing", "contradicted", "hypothesis", "supported", "verified"]
+    evidence: list[Quote] = Field(default_factory=list)
+
+
+class ResponsibilityAnswer(BaseModel):
+    step: int
+    weight: float = Field(ge=0.0)
+
+
+class FineAnswer(BaseModel):
+    """Stage 2: one criterion over its candidate turns."""
+
+    satisfied: bool
+    unverifiable: bool = False
+    states: list[StateAnswer] = Field(default_factory=list)
+    responsibility: list[ResponsibilityAnswer] = Field(default_factory=list)
+    rationale: str = ""
+
+
+def _criteria_block(rubric: Sequence[RubricCriterion]) -> str:
+    return "<rubric>\n" + "\n".join(
+        f"{c.id}: {c.statement}\n  met when: {c.evidence}\n  not met when: {c.failure}"
+        for c in rubric) + "\n</rubric>"
+
+
+def coarse_messages(instruction: str, view: EvidenceView, turn_steps: Sequence[int],
+                    rubric: Sequence[RubricCriterion]) -> list[Message]:
+    """One call per trajectory: turn summaries, applicability and candidate turns."""
+    turns = ", ".join(str(s) for s in turn_steps)
+    user = (
+        f"{view.text}\n\n<task_instruction>\n{instruction}\n</task_instruction>\n\n"
+        f"{_criteria_block(rubric)}\n\nTURNS (agent steps): {turns}\n\n{STATES_TEXT}\n\n"
+        "For every turn, summarise in one sentence what the evidence available by the end "
+        "of that turn shows. For every criterion, say whether it applies to this task, and "
+        "list the turns (step numbers) at which its evidence state may change.\n"
+        'Answer as JSON: {"turns": [{"step", "summary"}], "criteria": [{"criterion_id", '
+        '"applicable", "candidate_steps": [..], "reason"}]}'
+    )
+    return [Message(role="system", content=JUDGE_SYSTEM), Message(role="user", content=user)]
+
+
+def fine_messages(instruction: str, criterion: RubricCriterion,
+                  summaries: dict[int, str], steps: Sequence[Step], *,
+                  output_chars: int = 6_000, images: bool = True) -> list[Message]:
+    """One call per criterion: its candidate turns with their raw evidence."""
+    context = "\n".join(f"- step {s}: {text}" for s, text in sorted(summaries.items()))
+    parts: list[TextPart | ImagePart] = [TextPart(text=(
+        f"<task_instruction>\n{instruction}\n</task_instruction>\n\n<criterion>\n"
+        f"{criterion.id}: {criterion.statement}\nmet when: {criterion.evidence}\n"
+        f"not met when: {criterion.failure}\n</criterion>\n\nTURN SUMMARIES (context):\n"
+        f"{context}\n\nCANDIDATE TURNS WITH THEIR RAW EVIDENCE:\n<trajectory>"))]
+    for step in steps:
+        number = step.index + 1
+        block = f"\n[step {number}]"
+        action = action_text(step)
+        if action:
+            block += f"\nACTION: {shorten(action, output_chars)}"
+        output = output_text(step)
+        if output.strip():
+            block += f"\nOUTPUT:\n{shorten(output, output_chars)}"
+        parts.append(TextPart(text=block))
+        if images:
+            parts += _images(step)
+    parts.append(TextPart(text=(
+        f"\n</trajectory>\n\n{STATES_TEXT}\n\nDecide whether the criterion is satisfied at "
+        "the end (true/false), or unverifiable when the evidence it needs (e.g. an image) is "
+        "not in the log. Give the evidence state after each candidate turn with verbatim "
+        "quotes from that step or earlier steps, and split the responsibility for the "
+        "satisfaction over the turns that produced it (weights summing to 1; none when not "
+        "satisfied).\n"
+        'Answer as JSON: {"satisfied", "unverifiable", "states": [{"step", "state", '
+        '"evidence": [{"step", "quote"}]}], "responsibility": [{"step", "weight"}], '
+        '"rationale"}')))
+    return [Message(role="system", content=JUDGE_SYSTEM),
+            Message(role="user", content=tuple(parts))]
+
+
+def _images(step: Step) -> list[TextPart | ImagePart]:
+    out: list[TextPart | ImagePart] = []
+    for ref in [img for obs in step.observations for img in obs.images] + list(step.images):
+        path = Path(ref.path) if ref.path else None
+        if path is not None and path.is_file() and path.stat().st_size <= MAX_IMAGE_BYTES:
+            mime = ref.mime_type or mimetypes.guess_type(path.name)[0] or "image/png"
+            out.append(ImagePart(mime_type=mime,
+                                 data=base64.b64encode(path.read_bytes()).decode("ascii")))
+        elif ref.path and ref.path.startswith(("http://", "https://")):
+            out.append(ImagePart(mime_type=ref.mime_type, url=ref.path))
+        else:
+            out.append(TextPart(text=f"\n[image {ref.mime_type} not available: "
+                                f"{ref.note or ref.path or 'no file'}]"))
+    return out

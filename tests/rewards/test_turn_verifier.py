@@ -1,0 +1,180 @@
+"""The turn verifier: causal rule in code, image criteria, `skills reward` end to end."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from agentcredit.cli.app import app
+from agentcredit.judging.evidence import StepEvidence
+from agentcredit.llm import register_script
+from agentcredit.rewards.causal import enforce
+from agentcredit.rewards.prompts import FineAnswer
+from agentcredit.skills.bank import load_bank
+from agentcredit.store.run_store import RunStore
+from tests.conftest import EXAMPLES
+from tests.llm.fake_server import FakeLLMServer, write_batch_results
+from tests.rewards import scripted_verifier
+from tests.skills import scripted_skills
+
+runner = CliRunner()
+EVIDENCE = {2: StepEvidence(2, "bash ls", "sales.csv"),
+            4: StepEvidence(4, "bash python3 s.py", "wrote summary.json"),
+            6: StepEvidence(6, "bash cat summary.json", '{"east": 10.5}')}
+
+
+def _fine(states: list[dict[str, Any]], satisfied: bool = True,
+          responsibility: list[dict[str, Any]] | None = None) -> FineAnswer:
+    return FineAnswer.model_validate({"satisfied": satisfied, "states": states,
+                                      "responsibility": responsibility or []})
+
+
+def test_a_citation_of_a_later_step_is_refused_and_the_state_not_raised() -> None:
+    answer = _fine([
+        {"step": 2, "state": "verified", "evidence": [{"step": 6, "quote": '"east": 10.5'}]},
+        {"step": 6, "state": "verified", "evidence": [{"step": 6, "quote": '"east": 10.5'}]}],
+        responsibility=[{"step": 2, "weight": 1}, {"step": 6, "weight": 3}])
+    verdict = enforce("R1", answer, [2, 4, 6], EVIDENCE, [2, 6])
+    assert [s.state for s in verdict.states] == ["missing", "missing", "verified"]
+    assert "step 2: citation of later step 6 refused" in verdict.corrections
+    assert verdict.states[2].citations[0].step == 6
+    assert verdict.satisfied and verdict.responsibility == (0.25, 0.0, 0.75)
+
+
+def test_fake_quotes_and_unsupported_satisfaction_are_refused() -> None:
+    answer = _fine([{"step": 4, "state": "supported",
+                     "evidence": [{"step": 4, "quote": "totals are all correct"}]}])
+    verdict = enforce("R1", answer, [2, 4, 6], EVIDENCE, [4])
+    assert [s.state for s in verdict.states] == ["missing"] * 3
+    assert not verdict.satisfied and verdict.responsibility == (0.0, 0.0, 0.0)
+    assert any("quote not found in step 4" in c for c in verdict.corrections)
+    assert any("satisfied not accepted" in c for c in verdict.corrections)
+
+
+def test_states_carry_forward_and_lower_without_proof() -> None:
+    answer = _fine([
+        {"step": 2, "state": "hypothesis", "evidence": [{"step": 2, "quote": "sales.csv"}]},
+        {"step": 6, "state": "contradicted"}], satisfied=False)
+    verdict = enforce("R1", answer, [2, 4, 6], EVIDENCE, [2, 6])
+    assert [s.state for s in verdict.states] == ["hypothesis", "hypothesis", "contradicted"]
+    given_none = enforce("R1", _fine([{"step": 4, "state": "supported", "evidence": [
+        {"step": 4, "quote": "wrote summary"}]}]), [2, 4, 6], EVIDENCE, [4])
+    assert given_none.responsibility == (0.0, 1.0, 0.0)  # all to the first best turn
+
+
+def _bank(tmp_path: Path) -> Path:
+    register_script("rubrics", scripted_skills.answer)
+    bank = tmp_path / "bank"
+    out = runner.invoke(app, ["skills", "import", str(EXAMPLES / "skills"), "--out", str(bank),
+                              "--model", "scripted/rubrics", "--no-cache"])
+    assert out.exit_code == 0, out.output
+    return bank
+
+
+def test_skills_reward_writes_one_row_per_agent_turn(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def script(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
+        calls.append((schema or {}).get("title", ""))
+        return scripted_verifier.answer(messages, schema)
+
+    register_script("verifier", script)
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    args = ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
+            str(EXAMPLES / "tasks"), "--out", str(run), "--model", "scripted/verifier",
+            "--process-weight", "0.5"]
+    out = runner.invoke(app, args)
+    assert out.exit_code == 0, out.output
+    assert "task log-error-filter → skill log-level-filtering" in out.output
+    rows = [json.loads(line) for line in (run / "turn_rewards.jsonl").read_text().splitlines()]
+    assert len(rows) == 23  # every agent turn of the 8 example trials
+    per_trial: dict[str, list[int]] = {}
+    for row in rows:
+        per_trial.setdefault(row["trial_id"], []).append(row["turn"])
+    assert len(per_trial) == 8 and all(t == list(range(1, len(t) + 1))
+                                       for t in per_trial.values())
+    first = rows[0]
+    assert set(first["states"]) == {"R1", "R2", "R3"}
+    assert first["combined"] == pytest.approx(first["outcome_advantage"] +
+                                              0.5 * first["process_advantage"])
+    assert calls.count("CoarseAnswer") == 8 and calls.count("FineAnswer") == 24
+    assert (run / "turn_rewards.parquet").exists()
+    html = (run / "turn_rewards.html").read_text()
+    assert 'class="strip"' in html and "-turn-1" in html
+    # Verdicts with their citations are in the run store; a rerun pays for nothing.
+    verdicts = RunStore(run).turn_verdicts()
+    assert len(verdicts) == 8
+    cited = [s for v in verdicts.values() for c in v.criteria for s in c.states if s.citations]
+    assert cited and all(q.step <= s.step for s in cited for q in s.citations)
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "resumed 8" in again.output
+    assert calls.count("CoarseAnswer") == 8
+
+
+def test_a_verifier_citing_later_steps_is_corrected_end_to_end(tmp_path: Path) -> None:
+    register_script("later", lambda m, s: scripted_verifier.answer(m, s, cite_later=True))
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    out = runner.invoke(app, ["skills", "reward", str(bank), str(EXAMPLES / "jobs"),
+                              "--out", str(run), "--model", "scripted/later",
+                              "--skill", "log-level-filtering"])
+    assert out.exit_code == 0, out.output
+    verdict = RunStore(run).turn_verdicts()["csv-sales-summary__Qm4tR2a"]
+    corrected = [c for c in verdict.criteria if any("later step" in x for x in c.corrections)]
+    assert corrected
+    for criterion in corrected:
+        assert criterion.states[0].state == "missing"  # not raised by later evidence
+
+
+def test_an_image_criterion_without_images_is_unverifiable(tmp_path: Path) -> None:
+    register_script("verifier2", scripted_verifier.answer)
+    bank_dir = _bank(tmp_path)
+    bank = load_bank(bank_dir)
+    skill = bank.get("log-level-filtering")
+    assert skill is not None and skill.rubric is not None
+    import asyncio
+
+    from agentcredit.formats import load
+    from agentcredit.llm import ModelClient, make_provider
+    from agentcredit.rewards.verifier import verify_trial
+
+    criterion = skill.rubric[0].model_copy(update={
+        "evidence": "A screenshot of the terminal shows the filtered lines."})
+    pictured = skill.model_copy(update={"rubric": (criterion, *skill.rubric[1:])})
+    trial = load([EXAMPLES / "jobs"]).trials[0]
+    model = ModelClient(make_provider("scripted/verifier2"))
+    verdict = asyncio.run(verify_trial(trial, pictured, model, "do it"))
+    assert not isinstance(verdict, (type(None),)) and hasattr(verdict, "criteria")
+    statuses = {c.criterion_id: c.status for c in verdict.criteria}  # type: ignore[union-attr]
+    assert statuses == {"R1": "unverifiable", "R2": "applicable", "R3": "applicable"}
+
+
+def _responder(body: dict[str, Any]) -> str:
+    schema = body["response_format"]["json_schema"]["schema"]
+    return scripted_verifier.answer(body["messages"], schema)
+
+
+def test_batch_reward_takes_two_rounds_then_no_live_calls(tmp_path: Path) -> None:
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    cache = run / "responses.sqlite"
+    with FakeLLMServer(responder=_responder) as server:
+        base = ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
+                str(EXAMPLES / "tasks"), "--out", str(run),
+                "--model", "openai/verifier", "--base-url", f"{server.url}/v1"]
+        for round_no, expected in ((1, 8), (2, 24)):  # coarse, then fine
+            out = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "k"})
+            assert out.exit_code == 0 and "waiting for the" in out.output, out.output
+            requests = tmp_path / f"req-{round_no}.jsonl"
+            exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
+                                           str(requests)])
+            assert f"wrote {expected} requests" in exported.output, exported.output
+            results = tmp_path / f"res-{round_no}.jsonl"
+            write_batch_results(requests, results, _responder)
+            runner.invoke(app, ["batch", "import", str(results), "--cache", str(cache)])
+        final = runner.invoke(app, base, env={"OPENAI_API_KEY": "k"})
+        assert final.exit_code == 0, final.output
+        assert server.count == 0
+    assert len((run / "turn_rewards.jsonl").read_text().splitlines()) == 23
