@@ -118,3 +118,16 @@ def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
             "model": verdict.model, "prompt_version": verdict.prompt_version,
             "seed": verdict.seed})
     return out
+
+
+def rubric_satisfaction(verdict: TrialVerdict, rubric: Sequence[RubricCriterion]) -> float | None:
+    """``S``: the weighted share of valid criteria satisfied (None when none is valid)."""
+    by_id = {v.criterion_id: v for v in verdict.criteria}
+    total = done = 0.0
+    for criterion in rubric:
+        found = by_id.get(criterion.id)
+        if found is None or found.status != "applicable":
+            continue
+        total += criterion.weight
+        done += criterion.weight if found.satisfied else 0.0
+    return done / total if total > 0 else None
