@@ -142,19 +142,31 @@ def paired_delta_auc(scores_a: Sequence[float], scores_b: Sequence[float],
                      rng: np.random.Generator, *, draws: int = 2000, level: float = 0.95
                      ) -> PairedDelta:
     """Paired difference of two scorers' AUCs, resampling the same task clusters for both."""
+    estimate, diff = paired_auc_draws(scores_a, scores_b, positive, clusters, rng,
+                                      draws=draws)
+    if estimate is None:
+        return PairedDelta(Interval(None, None, None, level), None)
+    valid = diff[~np.isnan(diff)]
+    share = float((valid > 0).mean()) if len(valid) else None
+    return PairedDelta(_interval(estimate, diff, level), share)
+
+
+def paired_auc_draws(scores_a: Sequence[float], scores_b: Sequence[float],
+                     positive: Sequence[bool], clusters: Sequence[str],
+                     rng: np.random.Generator, *, draws: int = 2000,
+                     ) -> tuple[float | None, FloatArray]:
+    """AUC(a) - AUC(b) and its paired bootstrap draws (the same clusters for both; NaN where
+    a draw lacks a class). Give every row its own cluster to resample single rows."""
     y = np.asarray(positive, dtype=bool)
     a, b = np.asarray(scores_a, dtype=np.float64), np.asarray(scores_b, dtype=np.float64)
     auc_a, auc_b = auc(a, y), auc(b, y)
-    cluster, n_clusters = _cluster_index(clusters)
     if auc_a is None or auc_b is None:
-        return PairedDelta(Interval(None, None, None, level), None)
+        return None, np.array([])
+    cluster, n_clusters = _cluster_index(clusters)
     weights = cluster_weights(n_clusters, draws, rng)
     boot_a = _draw_aucs(*pair_matrix(a, y, cluster, n_clusters), weights)
     boot_b = _draw_aucs(*pair_matrix(b, y, cluster, n_clusters), weights)
-    diff = boot_a - boot_b
-    valid = diff[~np.isnan(diff)]
-    share = float((valid > 0).mean()) if len(valid) else None
-    return PairedDelta(_interval(auc_a - auc_b, diff, level), share)
+    return auc_a - auc_b, boot_a - boot_b
 
 
 def spearman(x: Sequence[float] | FloatArray, y: Sequence[float] | FloatArray) -> float | None:
