@@ -135,8 +135,8 @@ def rubric_gate(current: Sequence[float], candidate: Sequence[float], outcomes: 
     """Offline alignment gate for a rubric revision (see the module docstring)."""
     if not len(current) == len(candidate) == len(outcomes):
         raise ValueError("current, candidate and outcomes need one value per trajectory")
-    y = np.asarray(outcomes, dtype=bool)
-    cur, cand = np.asarray(current, dtype=np.float64), np.asarray(candidate, dtype=np.float64)
+    y = [bool(o) for o in outcomes]
+    cur, cand = [float(c) for c in current], [float(c) for c in candidate]
     gain, diff = paired_auc_draws(cand, cur, y, [str(i) for i in range(len(y))],
                                   np.random.default_rng(seed), draws=draws)
     lcb = lower_bound(diff, level=confidence) if gain is not None else None
@@ -144,7 +144,7 @@ def rubric_gate(current: Sequence[float], candidate: Sequence[float], outcomes: 
     change = rates[1] - rates[0]
     accepted, reason = rubric_decision(gain, lcb, change, lcb_floor=lcb_floor,
                                        max_pass_rate_change=max_pass_rate_change)
-    numbers = {"trajectories": len(y), "positives": int(y.sum()),
+    numbers = {"trajectories": len(y), "positives": sum(y),
                "current_alignment": auc(cur, y), "candidate_alignment": auc(cand, y),
                "gain": gain, "lower_bound": lcb, "confidence": confidence,
                "lcb_floor": lcb_floor, "current_pass_rate": rates[0],
