@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sys
 from collections.abc import Awaitable, Callable
@@ -510,3 +511,158 @@ def _choose(console: Console, bank: SkillBank, trials: list[Any], instructions: 
     for task_id, skill_id in sorted(best.items()):
         console.print(f"  task {task_id} → skill {skill_id}")
     return {t.id: best[t.task_id or t.id] for t in trials if (t.task_id or t.id) in best}
+
+
+@app.command("evolve")
+def evolve_cmd(
+    bank_dir: BankArg,
+    tasks: Annotated[list[Path], typer.Option("--tasks", help="Task folders to roll out on.")],
+    runner: Annotated[str, typer.Option(
+        "--runner", help="harbor, command, or simulated/<name> (registered in-process).")],
+    model: Annotated[str, typer.Option("--model", help="provider/model of the proposer.")],
+    verifier_model: Annotated[str | None, typer.Option(
+        "--verifier-model", help="Turn verifier model (default: --model).")] = None,
+    skill: Annotated[str | None, typer.Option(
+        "--skill", help="Evolve this skill (default: every skill retrieved for a task).")]
+    = None,
+    rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds to run.")] = 10,
+    h: Annotated[int, typer.Option("--h", min=1, help="Rubric validation every H rounds.")]
+    = 10,
+    tasks_per_round: Annotated[int, typer.Option("--tasks-per-round", min=1)] = 8,
+    trajectories: Annotated[int, typer.Option(
+        "--trajectories", min=2, help="Pool size for the rubric gate.")] = 128,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    work_dir: Annotated[Path | None, typer.Option(
+        "--work-dir", help="Rollout jobs and staged tasks (default: BANK/evolve/runs).")]
+    = None,
+    harbor: Annotated[str, typer.Option("--harbor", help="The harbor executable.")] = "harbor",
+    agent: Annotated[str, typer.Option("--agent", help="Harbor agent.")] = "claude-code",
+    agent_model: Annotated[str | None, typer.Option(
+        "--agent-model", help="Model of the rolled-out agent (harbor --model).")] = None,
+    extra: Annotated[list[str] | None, typer.Option(
+        "--runner-arg", help="Extra argument for harbor (repeatable).")] = None,
+    command: Annotated[str | None, typer.Option(
+        "--command", help="For --runner command: argv with {tasks} {out} {job} {jobs_dir} "
+        "{seed} {skill}, e.g. 'my-runner --tasks {tasks} --out {out}'.")] = None,
+    base_url: BaseUrlOpt = None,
+    cache: CacheOpt = None,
+    concurrency: ConcurrencyOpt = 8,
+) -> None:
+    """Co-evolve guidance and rubrics with outcome-grounded gates (resumable)."""
+    import shlex
+
+    from agentcredit.evolve.loop import EvolveOptions, evolve
+    from agentcredit.evolve.runners import (
+        CommandRunner,
+        HarborRunner,
+        RolloutRunner,
+        registered_runner,
+    )
+
+    console = Console()
+    bank = _bank(console, bank_dir)
+    folder = work_dir or bank_dir / "evolve" / "runs"
+    try:
+        client = model_client(model, base_url=base_url,
+                              cache=cache or bank_dir / "responses.sqlite", no_cache=False,
+                              concurrency=concurrency)
+        verifier = model_client(verifier_model, base_url=base_url,
+                                cache=cache or bank_dir / "responses.sqlite", no_cache=False,
+                                concurrency=concurrency) if verifier_model else client
+        assert client is not None and verifier is not None
+        chosen: RolloutRunner
+        if runner == "harbor":
+            chosen = HarborRunner(harbor=harbor, agent=agent, model=agent_model,
+                                  extra=list(extra or []), work_dir=folder)
+        elif runner == "command":
+            if not command:
+                raise ConfigError("--runner command needs --command")
+            chosen = CommandRunner(argv=shlex.split(command), work_dir=folder)
+        elif runner.startswith("simulated/"):
+            chosen = registered_runner(runner.split("/", 1)[1])
+        else:
+            raise ConfigError(f"unknown runner {runner!r} (harbor, command, simulated/<name>)")
+    except AgentCreditError as exc:
+        raise _fail(console, str(exc)) from None
+    loaded = load(tasks)
+    for error in loaded.errors:
+        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+    groups = _groups(console, bank, loaded.tasks, skill)
+    options = EvolveOptions(rounds=rounds, h=h, tasks_per_round=tasks_per_round,
+                            trajectories=trajectories, seed=seed)
+    for skill_id, group in groups.items():
+        console.print(f"evolving {skill_id} on {len(group)} tasks: {rounds} rounds, rubric "
+                      f"every {h}")
+        with _bar(console, skill_id) as bar:
+            job = bar.add_task("evolve", total=None)
+            report = _run(functools.partial(
+                evolve, bank_dir, skill_id, group, chosen, client, verifier, options,
+                progress=functools.partial(_advance, bar, job)), client)
+        for event in report.events:
+            console.print(f"  round {event.round} {event.kind}: {event.reason}", soft_wrap=True)
+        if report.replayed:
+            console.print(f"  {report.replayed} decisions replayed from an earlier run")
+        for problem in report.problems:
+            console.print(f"  [yellow]~[/yellow] {problem}", soft_wrap=True)
+    final = load_bank(bank_dir)
+    console.print(f"bank hash {final.hash[:16]}…, {len(final.history)} decisions in its "
+                  f"history; model usage: {client.ledger.summary()}")
+
+
+def _advance(bar: Progress, job: Any, _: str) -> None:
+    bar.advance(job)
+
+
+def _groups(console: Console, bank: SkillBank, tasks: list[Any],
+            skill: str | None) -> dict[str, list[Any]]:
+    if skill is not None:
+        if bank.get(skill) is None:
+            raise _fail(console, f"no skill {skill!r} in the bank")
+        return {skill: tasks}
+    results = asyncio.run(retrieve(bank, tasks, make_embedder("lexical")))
+    groups: dict[str, list[Any]] = {}
+    by_id = {t.id: t for t in tasks}
+    for r in results:
+        if r.best is not None:
+            groups.setdefault(r.best.skill_id, []).append(by_id[r.task_id])
+    return groups
+
+
+@app.command("history")
+def history(
+    bank_dir: BankArg,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Versions, text diffs, gate numbers and decisions of a bank's co-evolution."""
+    import difflib
+
+    console = Console()
+    bank = _bank(console, bank_dir)
+    if as_json:
+        typer.echo(json.dumps([e.model_dump(mode="json") for e in bank.history], indent=2))
+        return
+    if not bank.history:
+        console.print("no co-evolution decisions yet")
+        return
+    for e in bank.history:
+        verdict = "[green]accepted[/green]" if e.accepted else (
+            "[red]rejected[/red]" if e.proposed else "[dim]no proposal[/dim]")
+        version = f"v{e.from_version} → v{e.to_version}" if e.to_version else \
+            f"v{e.from_version}"
+        console.print(f"[bold]round {e.round}[/bold] {e.skill_id} {e.kind} {version}: "
+                      f"{verdict} — {e.reason}  [dim]bank {e.bank_hash[:12]}… {e.at}[/dim]",
+                      soft_wrap=True)
+        for defect in e.defects:
+            console.print(f"    defect: {defect}", soft_wrap=True)
+        if e.numbers:
+            shown = ", ".join(f"{k}={_num(v)}" for k, v in e.numbers.items())
+            console.print(f"    numbers: {shown}", soft_wrap=True, markup=False)
+        if e.after:
+            diff = difflib.unified_diff(e.before.splitlines(), e.after.splitlines(),
+                                        "before", "after", lineterm="", n=1)
+            console.print("\n".join(f"    {line}" for line in diff), markup=False,
+                          soft_wrap=True)
+
+
+def _num(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

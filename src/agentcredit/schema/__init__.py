@@ -22,6 +22,7 @@ from agentcredit.schema.records import (
     Trial,
 )
 from agentcredit.schema.skill import (
+    EvolutionEvent,
     GuidanceStage,
     Lineage,
     ParentRef,
@@ -47,6 +48,7 @@ __all__ = [
     "CriterionStatus",
     "CriterionVerdict",
     "EvidenceState",
+    "EvolutionEvent",
     "GuidanceStage",
     "ImageRef",
     "ItemJudgment",

@@ -88,6 +88,25 @@ class Skill(Record):
         return "\n".join(lines) + "\n"
 
 
+class EvolutionEvent(Record):
+    """One co-evolution decision: the proposal, the gate's numbers and the outcome."""
+
+    round: int = Field(description="1-based round of `skills evolve`.")
+    skill_id: str = Field(description="The skill revised.")
+    kind: Literal["guidance", "rubric"] = Field(description="Which view was revised.")
+    from_version: int = Field(description="Version the proposal started from.")
+    to_version: int | None = Field(default=None, description="New version when accepted.")
+    proposed: bool = Field(description="False when no genuine defect was diagnosed.")
+    accepted: bool = Field(default=False, description="Whether the gate accepted it.")
+    reason: str = Field(description="One line: the gate's (or the proposer's) reason.")
+    defects: tuple[str, ...] = Field(default=(), description="The diagnosed defects.")
+    before: str = Field(default="", description="The revised view's text before.")
+    after: str = Field(default="", description="The proposed text.")
+    numbers: dict[str, Any] = Field(default_factory=dict, description="Every gate number.")
+    bank_hash: str = Field(description="The bank's hash after this decision.")
+    at: str = Field(description="ISO 8601 UTC time of the decision.")
+
+
 class SkillBank(Record):
     """A frozen set of skills and how it was made."""
 
@@ -100,6 +119,8 @@ class SkillBank(Record):
     tau: float | None = Field(default=None, description="Cross-task clustering threshold.")
     created_at: str = Field(description="ISO 8601 UTC time of freezing.")
     hash: str = Field(description="sha256 of the canonical JSON of the skills.")
+    history: tuple[EvolutionEvent, ...] = Field(
+        default=(), description="Co-evolution decisions, oldest first.")
 
     def get(self, skill_id: str) -> Skill | None:
         """The skill with this id, or None."""

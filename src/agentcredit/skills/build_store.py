@@ -28,9 +28,9 @@ CREATE TABLE IF NOT EXISTS errors (
 class BuildStore:
     """Typed access to a build's SQLite file."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, name: str = STORE_NAME) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / STORE_NAME
+        self.path = directory / name
         self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA busy_timeout=30000")
