@@ -141,6 +141,7 @@ def test_good_patches_are_accepted_and_bad_ones_rejected(tmp_path: Path) -> None
     calls, proposer = _proposer()
     sim = SimulatedRunner(outcome=_outcome)
     report = _run(bank_dir, proposer, sim)
+    assert (calls.count("GuidanceDiagnosis"), calls.count("RubricDiagnosis")) == (20, 4)
     guidance = [e for e in report.events if e.kind == "guidance"]
     assert len(guidance) == 20
     good = [e for e in guidance if "GOOD" in e.after and e.after.count("GOOD") >
