@@ -29,7 +29,7 @@ def inspect(
     except InputError as exc:
         console.print(f"[red]error[/red] {exc.path}: {exc.reason}")
         raise typer.Exit(2) from None
-    warnings = join_warnings(result.tasks, result.trials)
+    warnings = [*result.warnings, *join_warnings(result.tasks, result.trials)]
     if as_json:
         sys.stdout.write(json.dumps(to_json(result, warnings), indent=1) + "\n")
     else:
@@ -82,7 +82,7 @@ def _print(console: Console, result: LoadResult, warnings: list[Any]) -> None:
     if not result.tasks and not result.trials:
         console.print("[yellow]nothing readable was found[/yellow]")
     if warnings:
-        console.print(f"[yellow]{len(warnings)} warnings[/yellow] (trials vs tasks):")
+        console.print(f"[yellow]{len(warnings)} warnings[/yellow]:")
         for w in warnings[:20]:
             console.print(f"  [yellow]![/yellow] {w.path}: {w.reason}", soft_wrap=True)
         if len(warnings) > 20:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,9 @@ def parse_json(path: Path, data: bytes) -> Any:
         raise InputError(str(path), "empty file")
     try:
         return json.loads(text)
+    except RecursionError:
+        raise InputError(str(path), "JSON nested too deeply to read (more than "
+                         f"{sys.getrecursionlimit()} levels)") from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         if _left_open(text):

@@ -83,10 +83,12 @@ def _checks(folder: Path, problems: list[tuple[str, str]]) -> dict[str, CheckSta
     if not path.exists():
         return {}
     try:
-        return read_ctrf(path, read_json(path))
+        checks, odd = read_ctrf(path, read_json(path))
     except InputError as exc:
         problems.append((str(path), exc.reason))
         return {}
+    problems += [(str(path), reason) for reason in odd]
+    return checks
 
 
 def _reward(

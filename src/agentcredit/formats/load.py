@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import InputError
+from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats._io import (
     file_size,
     first_byte,
@@ -92,7 +92,13 @@ class _Loader:
                     len(self.out.errors) == errors_before:
                 self.error(str(path), "no tasks or trials found in this folder")
         else:
-            self.file(path, explicit=True)
+            try:
+                self.file(path, explicit=True)
+            except AgentCreditError:
+                raise
+            except Exception as exc:  # a reader bug must not end the run: report and go on
+                self.error(str(path), f"could not be read ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else 'no message'})")
 
     def folder(self, folder: Path) -> None:
         try:
@@ -107,19 +113,38 @@ class _Loader:
         self.seen_dirs.add(key)
         if self.try_record_folder(folder, {e.name for e in entries}):
             return
+        job = "config.json" in {e.name for e in entries}
         for entry in entries:
             path = Path(entry.path)
             try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
-            if entry.is_symlink() and not path.exists():
-                self.error(entry.path, _dangling_reason(path))
-            elif is_dir:
-                if entry.name not in _SKIP_DIRS:
-                    self.folder(path)
-            elif entry.name.endswith((".json", ".jsonl")):
-                self.file(path, explicit=False)
+                self.entry(entry, path, job)
+            except AgentCreditError:
+                raise
+            except Exception as exc:  # a reader bug must not end the run: report and go on
+                self.error(entry.path, f"could not be read ({type(exc).__name__}: "
+                           f"{str(exc).splitlines()[0] if str(exc) else 'no message'})")
+
+    def entry(self, entry: os.DirEntry[str], path: Path, job: bool) -> None:
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if entry.is_symlink() and not path.exists():
+            self.error(entry.path, _dangling_reason(path))
+        elif is_dir:
+            if entry.name not in _SKIP_DIRS:
+                before = self._count()
+                self.folder(path)
+                if self._count() == before and (job or "__" in entry.name):
+                    self.out.warnings.append(ReadError(
+                        path=entry.path, fatal=False,
+                        reason="empty or partial trial folder (no result.json): skipped"))
+        elif entry.name.endswith((".json", ".jsonl")):
+            self.file(path, explicit=False)
+
+    def _count(self) -> int:
+        return len(self.out.tasks) + len(self.out.trials) + len(self.out.errors) + \
+            len(self.out.warnings)
 
     def try_record_folder(self, folder: Path, names: set[str]) -> bool:
         """Read the folder as a task or trial if it is one; True when it was."""
@@ -139,15 +164,19 @@ class _Loader:
         return False
 
     def trial_folder(self, folder: Path, result_path: Path) -> bool:
+        looks_like_trial = (folder / "agent").is_dir() or (folder / "verifier").is_dir() \
+            or (folder / "sessions").is_dir()
         try:
             value = read_json(result_path)
         except InputError as exc:
-            looks_like_trial = (folder / "agent").is_dir() or (folder / "verifier").is_dir() \
-                or (folder / "sessions").is_dir()
             if looks_like_trial:
-                self.error(exc.path, exc.reason)
+                self.unusable_result(folder, exc.path, exc.reason)
                 return True
             return False
+        if not isinstance(value, dict) and looks_like_trial:
+            self.unusable_result(folder, str(result_path), "expected a JSON object, found "
+                                 f"{type(value).__name__}")
+            return True
         if is_harbor_trial_result(value):
             trial, problems = read_harbor_trial(folder, value)
             for path, reason in problems:
@@ -161,6 +190,19 @@ class _Loader:
             self.add_trial(trial)
             return True
         return False
+
+    def unusable_result(self, folder: Path, where: str, reason: str) -> None:
+        """A trial folder whose result file cannot be used: kept as a trial with a reason."""
+        self.error(where, reason, fatal=False)
+        name = folder.name
+        stand_in = {"trial_name": name, "task_name": name.split("__")[0]}
+        trial, problems = read_harbor_trial(folder, stand_in)
+        for path, problem in problems:
+            self.error(path, problem, fatal=False)
+        self.add_trial(trial.model_copy(update={
+            "outcome": "none", "reward": None, "task_id": None if "__" not in name
+            else stand_in["task_name"],
+            "outcome_reason": f"result file unusable ({reason})"}))
 
     def file(self, path: Path, *, explicit: bool) -> None:
         lead = first_byte(path)

@@ -1,0 +1,86 @@
+"""Named regressions: inputs that used to crash a run or vanish without a word."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from agentcredit.cli.app import app
+from agentcredit.formats import load
+from tests.conftest import EXAMPLES
+
+JOB = EXAMPLES / "jobs" / "toy-agent-skills"
+
+
+def _job(tmp_path: Path) -> Path:
+    job = tmp_path / "job"
+    shutil.copytree(JOB, job)
+    return job
+
+
+def test_deeply_nested_trajectory_is_one_error_and_the_run_goes_on(tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    path = job / "log-error-filter__Hs2nD8q" / "agent" / "trajectory.json"
+    path.write_text("[" * 50_000 + "]" * 50_000)
+    result = load([job])
+    assert len(result.trials) == 4  # the trial is kept, without steps
+    [error] = [e for e in result.errors if e.path == str(path)]
+    assert "nested too deeply" in error.reason
+    out = CliRunner().invoke(app, ["inspect", str(job)])
+    assert out.exit_code == 2 and "nested too deeply" in out.output
+    assert "Traceback" not in out.output
+
+
+def test_a_result_json_that_is_not_an_object_keeps_the_trial_with_a_reason(
+        tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    result_path = job / "csv-sales-summary__Lx9pV3c" / "result.json"
+    result_path.write_text("[1, 2, 3]")
+    result = load([job])
+    trial = next(t for t in result.trials if t.id == "csv-sales-summary__Lx9pV3c")
+    assert trial.outcome == "none" and trial.task_id == "csv-sales-summary"
+    assert "result file unusable (expected a JSON object, found list)" == trial.outcome_reason
+    assert trial.steps  # its trajectory was still read
+    assert any(e.path == str(result_path) and not e.fatal for e in result.errors)
+    result_path.write_text("{ not json")
+    broken = load([job])
+    assert any(t.id == "csv-sales-summary__Lx9pV3c" and t.outcome == "none"
+               for t in broken.trials)
+
+
+def test_odd_ctrf_reports_are_reported_and_unknown_statuses_kept_as_error(
+        tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    ctrf = job / "json-config-migrate__Pa3eK7u" / "verifier" / "ctrf.json"
+    doc = json.loads(ctrf.read_text())
+    tests = doc["results"]["tests"]
+    tests[0]["status"] = "flaky"
+    name_of_first = tests[0]["name"]
+    tests[1].pop("name")
+    tests[2]["duration"] = float("nan")
+    ctrf.write_text(json.dumps(doc))
+    result = load([job])
+    trial = next(t for t in result.trials if t.id == "json-config-migrate__Pa3eK7u")
+    assert trial.checks[name_of_first] == "error"
+    assert len(trial.checks) == len(tests) - 1
+    reasons = [e.reason for e in result.errors if e.path == str(ctrf)]
+    assert any("without a name" in r for r in reasons)
+    assert any("unknown status kept as error" in r and "'flaky'" in r for r in reasons)
+    assert any("non-finite" in r for r in reasons)
+
+
+def test_an_empty_trial_folder_in_a_job_is_a_warning(tmp_path: Path) -> None:
+    job = _job(tmp_path)
+    (job / "log-error-filter__Empty1").mkdir()
+    partial = job / "log-error-filter__Partial2" / "agent"
+    partial.mkdir(parents=True)
+    result = load([job])
+    warned = {w.path for w in result.warnings}
+    assert str(job / "log-error-filter__Empty1") in warned
+    assert str(job / "log-error-filter__Partial2") in warned
+    out = CliRunner().invoke(app, ["inspect", str(job), "--json"])
+    listed = {w["path"] for w in json.loads(out.output)["warnings"]}
+    assert warned <= listed
