@@ -42,7 +42,7 @@ def test_a_result_json_that_is_not_an_object_keeps_the_trial_with_a_reason(
     result = load([job])
     trial = next(t for t in result.trials if t.id == "csv-sales-summary__Lx9pV3c")
     assert trial.outcome == "none" and trial.task_id == "csv-sales-summary"
-    assert "result file unusable (expected a JSON object, found list)" == trial.outcome_reason
+    assert trial.outcome_reason == "result file unusable (expected a JSON object, found list)"
     assert trial.steps  # its trajectory was still read
     assert any(e.path == str(result_path) and not e.fatal for e in result.errors)
     result_path.write_text("{ not json")
