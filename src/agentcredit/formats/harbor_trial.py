@@ -80,7 +80,7 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
 
 def _checks(folder: Path, problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
     path = folder / "verifier" / "ctrf.json"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return {}
     try:
         checks, odd = read_ctrf(path, read_json(path))
@@ -108,9 +108,9 @@ def _reward_file(folder: Path, problems: list[tuple[str, str]]) -> float | None:
     text_path = folder / "verifier" / "reward.txt"
     json_path = folder / "verifier" / "reward.json"
     try:
-        if text_path.exists():
+        if text_path.exists() or text_path.is_symlink():
             return float(read_text(text_path).strip())
-        if json_path.exists():
+        if json_path.exists() or json_path.is_symlink():
             value = read_json(json_path)
             if isinstance(value, int | float):
                 return float(value)

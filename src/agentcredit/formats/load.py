@@ -189,6 +189,10 @@ class _Loader:
                 self.error(str(folder / "sessions" / "agent.log"), reason, fatal=False)
             self.add_trial(trial)
             return True
+        if looks_like_trial:
+            self.unusable_result(folder, str(result_path), "neither a Harbor trial result "
+                                 "(trial_name, task_name) nor a Terminal-Bench 1 result")
+            return True
         return False
 
     def unusable_result(self, folder: Path, where: str, reason: str) -> None:

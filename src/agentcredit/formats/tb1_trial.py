@@ -100,7 +100,7 @@ def read_tb1_trial(folder: Path, run_agent: str | None) -> tuple[Trial, list[str
     problems: list[str] = []
     trajectory = None
     log = folder / "sessions" / "agent.log"
-    if log.exists():
+    if log.exists() or log.is_symlink():
         try:
             trajectory = read_agent_log(log)
         except InputError as exc:
