@@ -12,7 +12,6 @@ fuzzer) and ``AGENTCREDIT_FUZZ_EXAMPLES`` (hypothesis) for a longer run.
 from __future__ import annotations
 
 import json
-import math
 import os
 import random
 import shutil
