@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shlex
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -33,12 +36,13 @@ from agentcredit.cli.options import (
     TpmOpt,
     model_client,
 )
-from agentcredit.errors import AgentCreditError
+from agentcredit.errors import AgentCreditError, ConfigError
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
+from agentcredit.runs.lock import RunLock
 from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.exports import write_rows
@@ -114,6 +118,7 @@ def _write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[
                  for (t, s), items in sorted(store.judgments().items()) for j in items]
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
     summary = aggregate(rows)
+    summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return path, summary
 
@@ -150,6 +155,9 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
                  ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
                  ("secrets redacted", str(usage["redactions"]))]
     rows.append(("errors recorded", str(len(store.errors()))))
+    resolved = store.resolved_errors()
+    if resolved:
+        rows.append(("errors resolved by a later run", str(len(resolved))))
     rows.append(("time", f"{elapsed:.1f} s"))
     for what, value in rows:
         table.add_row(what, value)
@@ -181,6 +189,17 @@ def run(
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
+    with _exclusive(console, out):
+        _run_command(console, tasks, trials, out, model, rules, per_item, holistic, generic,
+                     seed, concurrency, base_url, cache, no_cache, retry_failed, no_redact,
+                     budget_tokens, fmt, batch, rpm, tpm, prices)
+
+
+def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: str | None,
+                 rules: Path | None, per_item: bool, holistic: bool, generic: bool, seed: int,
+                 concurrency: int, base_url: str | None, cache: Path | None, no_cache: bool,
+                 retry_failed: bool, no_redact: bool, budget_tokens: int, fmt: str,
+                 batch: bool, rpm: int | None, tpm: int | None, prices: Path | None) -> None:
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
                      out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
@@ -223,10 +242,8 @@ def run(
     _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
     console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
     if batch and client is not None and client.cache is not None:
-        console.print("requests queued: agentcredit batch export --cache "
-                      f"{client.cache.path} --out requests.jsonl; after the batch ran: "
-                      f"agentcredit batch import RESULTS --cache {client.cache.path}; then run "
-                      "this command again (without --batch)")
+        _next_step(console, client, more_rounds=bool(report.deferred),
+                   queued=bool(report.deferred or judged.deferred))
 
 
 def judge(
@@ -254,6 +271,18 @@ def judge(
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
+    with _exclusive(console, out):
+        _judge_command(console, trials, checklists_dir, out, model, tasks, per_item, holistic,
+                       generic, seed, concurrency, base_url, cache, no_cache, retry_failed,
+                       no_redact, budget_tokens, batch, rpm, tpm, prices)
+
+
+def _judge_command(console: Console, trials: Path, checklists_dir: Path, out: Path,
+                   model: str | None, tasks: Path | None, per_item: bool, holistic: bool,
+                   generic: bool, seed: int, concurrency: int, base_url: str | None,
+                   cache: Path | None, no_cache: bool, retry_failed: bool, no_redact: bool,
+                   budget_tokens: int, batch: bool, rpm: int | None, tpm: int | None,
+                   prices: Path | None) -> None:
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
                      out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
@@ -277,6 +306,47 @@ def judge(
                     options)
     _, summary = _write_scores(store, out, "csv")
     _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
+    if batch and client is not None and client.cache is not None:
+        _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
+
+
+@contextmanager
+def _exclusive(console: Console, run_dir: Path) -> Iterator[None]:
+    """One writer per run directory; Ctrl-C stops with one line and keeps finished work."""
+    try:
+        with RunLock(run_dir) as lock:
+            if lock.stale:
+                console.print(f"[dim]took over a stale lock left by pid {lock.stale.get('pid')}"
+                              "[/dim]")
+            yield
+    except ConfigError as exc:
+        console.print(f"[red]error[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from None
+    except KeyboardInterrupt:
+        console.print(f"interrupted: finished trials are kept in {run_dir}; run the same "
+                      "command again to resume", soft_wrap=True)
+        raise typer.Exit(130) from None
+
+
+def _next_step(console: Console, client: ModelClient, *, more_rounds: bool,
+               queued: bool) -> None:
+    assert client.cache is not None
+    again = _this_command(batch=more_rounds)
+    if not queued:
+        console.print(f"nothing was queued: every answer came from the cache. Next: {again}")
+        return
+    console.print(f"requests queued. Next: agentcredit batch export --cache {client.cache.path}"
+                  f" --out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
+                  f"{client.cache.path}; then: {again}")
+
+
+def _this_command(*, batch: bool) -> str:
+    """The command line being run, with or without --batch."""
+    args = [a for a in sys.argv[1:] if a != "--batch"]
+    if not sys.argv or not sys.argv[0].endswith(("agentcredit", "__main__.py")):
+        return "this command again" + (" with --batch" if batch else " without --batch")
+    return " ".join(shlex.quote(a) for a in ["agentcredit", *args,
+                                             *(["--batch"] if batch else [])])
 
 
 def score(

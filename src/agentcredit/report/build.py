@@ -136,6 +136,11 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
                 "perfect": _fmt(v["perfect"], 2)} for t, v in summary["tasks"].items()],
         pairs=_pairs(analysis.get("skill_pairs")),
         trials=trials,
+        open_errors=[{"trial": t or "-", "stage": st, "message": m}
+                     for t, st, m in store.errors()],
+        resolved_errors=[{"trial": t or "-", "stage": st, "message": m,
+                          "at": datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")}
+                         for t, st, m, at in store.resolved_errors()],
         trials_note=(f"showing the first {max_trials} of {len(store.trials())} trials"
                      if len(store.trials()) > max_trials else ""),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from agentcredit.formats.join import first_user_message
 from agentcredit.judging.evidence import render_evidence
@@ -69,6 +70,33 @@ async def judge_trials(
     done_generic = store.done_set("generic") if options.generic else set()
     semaphore = asyncio.Semaphore(options.concurrency)
 
+    async def judged_source(trial_id: str, source: str, asked: Any,
+                            checklist: Checklist) -> bool:
+        result = await asked
+        if any(f.kind == "deferred" for f in result.failures):
+            return True
+        assert model is not None
+        store.record_judgments(
+            trial_id, source, result.judgments, checklist_hash=checklist.hash,
+            model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION, seed=options.seed,
+            responses=result.responses, failures=result.failures)
+        for failure in result.failures:
+            store.add_error(trial_id, "judge", f"{failure.kind}: {failure.message}")
+        if not result.failures:
+            store.resolve_errors(trial_id, "judge")
+        return False
+
+    async def holistic(trial_id: str, instruction: str, view: Any) -> bool:
+        assert model is not None
+        value, rationale, response = await holistic_score(model, instruction, view,
+                                                          config=config)
+        if isinstance(response, ModelFailure) and response.kind == "deferred":
+            return True
+        store.record_holistic(trial_id, value, rationale, model=model.model_id,
+                              prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
+                              response=response)
+        return False
+
     async def one(trial: Trial) -> None:
         checklist = checklists.get(trial.task_id or "")
         if checklist is None:
@@ -78,6 +106,7 @@ async def judge_trials(
             return
         store.add_checklist(checklist)
         store.add_trial(trial, checklist.hash)
+        store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
         fresh = trial.id not in done_verifier
         if fresh:
             store.record_judgments(trial.id, "verifier", verifier_judgments(checklist,
@@ -97,37 +126,23 @@ async def judge_trials(
         async with semaphore:
             view = render_evidence(trial, budget_tokens=options.budget_tokens)
             instruction = instruction_for(trial, tasks.get(trial.task_id or ""))
+            # Every request this trial needs is asked at once, so that a batch round queues
+            # them all (judge, holistic, generic) instead of one per round.
+            asks = []
             if need_llm:
-                result = await judge_trial(model, checklist, instruction, view,
-                                           per_item=options.per_item, config=config)
-                if any(f.kind == "deferred" for f in result.failures):
-                    summary.deferred += 1  # queued for a batch file; judged on a later run
-                    return
-                store.record_judgments(
-                    trial.id, "llm", result.judgments, checklist_hash=checklist.hash,
-                    model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
-                    seed=options.seed, responses=result.responses, failures=result.failures)
-                for failure in result.failures:
-                    store.add_error(trial.id, "judge", f"{failure.kind}: {failure.message}")
+                asks.append(judged_source(trial.id, "llm", judge_trial(
+                    model, checklist, instruction, view, per_item=options.per_item,
+                    config=config), checklist))
             if need_holistic:
-                value, rationale, response = await holistic_score(model, instruction, view,
-                                                                  config=config)
-                if isinstance(response, ModelFailure) and response.kind == "deferred":
-                    summary.deferred += 1
-                    return
-                store.record_holistic(trial.id, value, rationale, model=model.model_id,
-                                      prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
-                                      response=response)
+                asks.append(holistic(trial.id, instruction, view))
             if need_generic:
                 generic = generic_checklist(trial.task_id or "")
-                result = await judge_trial(model, generic, instruction, view, config=config)
-                if any(f.kind == "deferred" for f in result.failures):
-                    summary.deferred += 1
-                    return
-                store.record_judgments(
-                    trial.id, "generic", result.judgments, checklist_hash=generic.hash,
-                    model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
-                    seed=options.seed, responses=result.responses, failures=result.failures)
+                asks.append(judged_source(trial.id, "generic", judge_trial(
+                    model, generic, instruction, view, config=config), generic))
+            deferred = await asyncio.gather(*asks)
+        if any(deferred):
+            summary.deferred += 1  # queued for a batch file; finished on a later run
+            return
         summary.judged += 1
 
     async def tracked(trial: Trial) -> None:

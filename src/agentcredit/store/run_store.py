@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS turn_verdicts (
     body TEXT NOT NULL, model TEXT, prompt_version TEXT, seed INTEGER, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS errors (
     id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT, stage TEXT NOT NULL,
-    message TEXT NOT NULL, at REAL NOT NULL);
+    message TEXT NOT NULL, at REAL NOT NULL, resolved_at REAL);
 """
 
 
@@ -65,6 +65,9 @@ class RunStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA busy_timeout=30000")
         self.db.executescript(_SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(errors)")}
+        if "resolved_at" not in columns:  # a store written before errors could be resolved
+            self.db.execute("ALTER TABLE errors ADD COLUMN resolved_at REAL")
 
     def close(self) -> None:
         self.db.close()
@@ -206,8 +209,24 @@ class RunStore:
         self.db.execute("INSERT INTO errors (trial_id, stage, message, at) VALUES (?, ?, ?, ?)",
                         (trial_id, stage, message, time.time()))
 
+    def resolve_errors(self, trial_id: str, stage: str, *, prefix: str = "") -> int:
+        """Mark the open errors of a trial and stage (whose message starts with ``prefix``)
+        as resolved now; returns how many were."""
+        cursor = self.db.execute(
+            "UPDATE errors SET resolved_at = ? WHERE trial_id = ? AND stage = ? AND "
+            "resolved_at IS NULL AND substr(message, 1, ?) = ?",
+            (time.time(), trial_id, stage, len(prefix), prefix))
+        return int(cursor.rowcount)
+
     def errors(self) -> list[tuple[str | None, str, str]]:
-        return list(self.db.execute("SELECT trial_id, stage, message FROM errors ORDER BY id"))
+        """Open errors (those no later run resolved), oldest first."""
+        return list(self.db.execute("SELECT trial_id, stage, message FROM errors WHERE "
+                                    "resolved_at IS NULL ORDER BY id"))
+
+    def resolved_errors(self) -> list[tuple[str | None, str, str, float]]:
+        """Errors a later run resolved, with the time they were resolved."""
+        return list(self.db.execute("SELECT trial_id, stage, message, resolved_at FROM errors "
+                                    "WHERE resolved_at IS NOT NULL ORDER BY id"))
 
     def usage(self) -> dict[str, int]:
         row = self.db.execute(
