@@ -61,9 +61,10 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
         raise InputError(str(path), "ATIF document has no 'steps' list")
     offsets = _step_offsets(raw, len(steps_raw))
     offsets += [None] * (len(steps_raw) - len(offsets))
+    where = str(path)
     try:
         steps = STEPS.validate_python(
-            [_step(path, i, s, offsets[i]) for i, s in enumerate(steps_raw)]
+            [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)]
         )
     except ValidationError as exc:
         raise InputError(str(path), f"wrong field types: {_first_error(exc)}") from None
@@ -83,47 +84,52 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     )
 
 
-def _step(path: Path, index: int, raw: Any, offset: int | None) -> dict[str, Any]:
+def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any]:
     # Plain dicts here; the whole list is validated at once (much faster than per model).
-    if not isinstance(raw, dict):
-        raise InputError(str(path), f"step {index} is {type(raw).__name__}, not an object")
-    source = _SOURCES.get(raw.get("source"))  # type: ignore[arg-type]
+    if type(raw) is not dict:
+        raise InputError(where, f"step {index} is {type(raw).__name__}, not an object")
+    get = raw.get
+    source = _SOURCES.get(get("source"))
     if source is None:
-        raise InputError(str(path), f"step {index} has unknown source {raw.get('source')!r}")
-    message = raw.get("message")
+        raise InputError(where, f"step {index} has unknown source {get('source')!r}")
+    message = get("message")
     images: tuple[Any, ...] = ()
-    if not isinstance(message, str):
+    if type(message) is not str:
         message, images = content_text(message)
     step: dict[str, Any] = {
         "index": index, "source": source, "message": message, "images": images,
-        "timestamp": raw.get("timestamp"),
-        "origin": {"path": str(path), "pointer": f"/steps/{index}", "byte_start": offset},
+        "timestamp": get("timestamp"),
+        "origin": {"path": where, "pointer": f"/steps/{index}", "byte_start": offset},
     }
-    reasoning = raw.get("reasoning_content")
-    if isinstance(reasoning, str) and reasoning:
+    reasoning = get("reasoning_content")
+    if reasoning and type(reasoning) is str:
         step["reasoning"] = reasoning
-    calls = raw.get("tool_calls")
+    calls = get("tool_calls")
     if calls:
-        step["tool_calls"] = [_tool_call(c) for c in calls if isinstance(c, dict)]
-    observation = raw.get("observation")
-    results = observation.get("results") if isinstance(observation, dict) else None
+        step["tool_calls"] = [_tool_call(c) for c in calls if type(c) is dict]
+    observation = get("observation")
+    results = observation.get("results") if type(observation) is dict else None
     if results:
-        step["observations"] = [_observation(r) for r in results if isinstance(r, dict)]
+        step["observations"] = [_observation(r) for r in results if type(r) is dict]
     return step
 
 
 def _tool_call(raw: dict[str, Any]) -> dict[str, Any]:
+    call_id = raw.get("tool_call_id")
+    arguments = raw.get("arguments")
     return {
-        "id": opt_str(raw.get("tool_call_id")),
+        "id": call_id if call_id is None or type(call_id) is str else opt_str(call_id),
         "name": str(raw.get("function_name") or raw.get("name") or "unknown"),
-        "arguments": arguments_dict(raw.get("arguments")),
+        "arguments": arguments if type(arguments) is dict else arguments_dict(arguments),
     }
 
 
 def _observation(raw: dict[str, Any]) -> dict[str, Any]:
     content = raw.get("content")
-    obs: dict[str, Any] = {"call_id": opt_str(raw.get("source_call_id"))}
-    if isinstance(content, str):
+    call_id = raw.get("source_call_id")
+    obs: dict[str, Any] = {
+        "call_id": call_id if call_id is None or type(call_id) is str else opt_str(call_id)}
+    if type(content) is str:
         obs["text"] = content
     else:
         obs["text"], obs["images"] = content_text(content)

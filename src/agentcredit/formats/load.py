@@ -332,6 +332,11 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            # Everything allocated while paused sits in the youngest generation; the first
+            # collection after re-enabling would scan it all. Moving it to the oldest
+            # generation (freeze, then unfreeze) treats it as the long-lived data it is.
+            gc.freeze()
+            gc.unfreeze()
             gc.enable()
 
 
