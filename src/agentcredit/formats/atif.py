@@ -89,7 +89,7 @@ def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any
     if type(raw) is not dict:
         raise InputError(where, f"step {index} is {type(raw).__name__}, not an object")
     get = raw.get
-    source = _SOURCES.get(get("source"))
+    source = _SOURCES.get(get("source"))  # type: ignore[arg-type]
     if source is None:
         raise InputError(where, f"step {index} has unknown source {get('source')!r}")
     message = get("message")
