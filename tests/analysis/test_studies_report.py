@@ -163,5 +163,13 @@ def test_report_renders_offline_in_headless_chromium(judged_run: Path) -> None:
                          timeout=120, check=False).stdout
     assert 'data-ready="1"' in dom  # the inline script ran
     for marker in ('id="provenance"', 'id="headline"', 'class="roc-curve"', 'class="hist"',
-                   'id="skill-pairs"', 'class="trial"', 'class="cite"', "<mark>"):
+                   'id="skill-pairs"', 'class="trial"', 'class="cite"', "<mark>",
+                   'id="card-judge-only"', 'id="card-kappa"', 'id="agreement"',
+                   'class="verifier-label"', 'id="evidence-kinds"'):
         assert marker in dom, marker
+    assert dom.index('id="headline"') < dom.index('id="provenance"')
+    assert dom.index('id="headline"') < dom.index('id="trials"')
+    assert 'id="conflicts"' in dom and 'class="conflict"' in dom
+    provenance = dom[dom.index('id="provenance"'):]
+    assert "{'" not in provenance and "{&quot;" not in provenance  # tables, not reprs
+    assert dom.count("stroke-dasharray") >= 3  # curves told apart by dash patterns

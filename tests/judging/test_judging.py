@@ -70,7 +70,8 @@ def test_quote_check_downgrades_quotes_not_in_the_cited_step() -> None:
              3: StepEvidence(3, "", "something else")}
     good = ItemJudgment(item_id="C1", label="yes", source="llm",
                         evidence=(Citation(step=2, quote="hello   world"),))
-    assert check_quotes(good, steps) == good
+    checked = check_quotes(good, steps)
+    assert (checked.label, checked.evidence[0].kind) == ("yes", "output")
     wrong_step = good.model_copy(update={"evidence": (Citation(step=3, quote="hello world"),)})
     downgraded = check_quotes(wrong_step, steps)
     assert (downgraded.label, downgraded.reason) == ("abstain", "unverified_evidence")

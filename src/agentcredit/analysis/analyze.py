@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from agentcredit.analysis.agreement import Pair, agreement, assertion_pairs, evidence_kinds
 from agentcredit.analysis.perturb import Candidate, perturbation_study
 from agentcredit.analysis.stats import clustered_auc
 from agentcredit.analysis.studies import (
@@ -34,7 +35,11 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],
-                   "discrimination": discrimination})
+                   "discrimination": discrimination, "scorers": discrimination["scorers"]})
+    result["agreement"] = agreement(_pairs(store, checklists), rng, draws=draws)
+    result["evidence_kinds"] = evidence_kinds(
+        [j for (_, source), items in store.judgments().items() if source == "llm"
+         for j in items])
     if compare is not None:
         other, _ = trial_rows(compare)
         result["compare"] = compare_runs(rows, other, rng, draws=draws)
@@ -46,6 +51,20 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
         if matched:
             result["skill_pairs"] = skill_pair_study(matched, checklists, threshold=threshold)
     return result
+
+
+def _pairs(store: RunStore, checklists: dict[str, Any]) -> list[Pair]:
+    judgments = store.judgments()
+    out: list[Pair] = []
+    for trial in store.trials():
+        checklist = checklists.get(trial["checklist_hash"] or "")
+        tid = trial["trial_id"]
+        if checklist is None or (tid, "llm") not in judgments:
+            continue
+        out += assertion_pairs(checklist, judgments[(tid, "llm")],
+                               judgments.get((tid, "verifier"), []), tid,
+                               trial["task_id"] or "?", trial["checks"])
+    return out
 
 
 async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0

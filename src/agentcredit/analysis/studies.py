@@ -45,6 +45,7 @@ class TrialRow:
 
 
 SCORERS = {
+    "judge_only": "LLM judge labels only (no fusion)",
     "partial_credit": "checklist partial credit (GCPC)",
     "holistic": "holistic 0-1 judge",
     "no_endpoint": "ablation: without the endpoint item",
@@ -53,6 +54,10 @@ SCORERS = {
     "check_fraction": "fraction of verifier checks passed",
     "generic_checklist": "ablation: fixed generic checklist",
 }
+USES_OUTCOME = frozenset({"partial_credit", "no_endpoint", "no_pass_propagation",
+                          "verifier_judge", "generic_checklist", "check_fraction"})
+"""Scorers whose value is built from the official outcome or the verifier's checks: their
+agreement with PASS/FAIL is partly mechanical, not independent validity evidence."""
 
 
 def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
@@ -73,6 +78,9 @@ def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
         passed = sum(1 for s in statuses if s == "passed")
         fused, main = score_trial(checklist, labels, outcome)
         scores: dict[str, float | None] = {
+            "judge_only": score_trial(checklist, labels, outcome, propagate_pass=False,
+                                      endpoint=False)[1].partial_credit
+            if source == "llm" else None,
             "partial_credit": main.partial_credit,
             "holistic": holistic.get(tid, (None, ""))[0],
             "no_endpoint": score_trial(checklist, labels, outcome, endpoint=False)[1]
@@ -113,6 +121,7 @@ def outcome_discrimination(rows: Sequence[TrialRow], rng: np.random.Generator, *
                                     [r.outcome == "pass" for r in usable],
                                     [r.task_id for r in usable], rng, draws=draws)
         out["scorers"][name] = {"label": SCORERS[name], "n": len(usable),
+                                "uses_outcome": name in USES_OUTCOME,
                                 "excluded_undefined": len(decided) - len(usable),
                                 "auc": interval.as_dict()}
     out["auc"] = out["scorers"].get("partial_credit", {}).get(
@@ -131,6 +140,18 @@ def outcome_discrimination(rows: Sequence[TrialRow], rng: np.random.Generator, *
                                   [r.task_id for r in both], rng, draws=draws)
         out["paired"][name] = {"n": len(both), "delta_auc": paired.delta.as_dict(),
                                "share_positive": paired.share_positive}
+    out["judge_only_paired"] = {}
+    for name in ("holistic", "generic_checklist"):
+        both = [r for r in decided if r.scores.get(name) is not None
+                and r.scores.get("judge_only") is not None]
+        if both:
+            paired = paired_delta_auc([r.scores["judge_only"] for r in both],  # type: ignore[misc]
+                                      [r.scores[name] for r in both],  # type: ignore[misc]
+                                      [r.outcome == "pass" for r in both],
+                                      [r.task_id for r in both], rng, draws=draws)
+            out["judge_only_paired"][name] = {"n": len(both),
+                                              "delta_auc": paired.delta.as_dict(),
+                                              "share_positive": paired.share_positive}
     return out
 
 

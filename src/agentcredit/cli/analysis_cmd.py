@@ -34,14 +34,30 @@ def _print(console: Console, result: dict[str, Any]) -> None:
     table = Table(title=f"outcome discrimination ({disc['n_trials']} trials; "
                   f"{disc['excluded_no_outcome']} without an outcome excluded)",
                   title_justify="left")
-    for col in ("scorer", "n", "AUC [95% CI]", "ΔAUC GCPC − scorer [CI]", "P(Δ>0)"):
+    for col in ("scorer", "n", "AUC [95% CI]", "uses the outcome", "ΔAUC GCPC − scorer [CI]",
+                "P(Δ>0)"):
         table.add_column(col)
     for name, entry in disc["scorers"].items():
         paired = disc["paired"].get(name)
         table.add_row(entry["label"], str(entry["n"]), _ci(entry["auc"]),
+                      "uses the outcome" if entry.get("uses_outcome") else "no",
                       _ci(paired["delta_auc"]) if paired else "",
                       _fmt(paired["share_positive"], 2) if paired else "")
     console.print(table)
+    for name, paired in disc.get("judge_only_paired", {}).items():
+        console.print(f"judge only − {disc['scorers'][name]['label']}: ΔAUC "
+                      f"{_ci(paired['delta_auc'])}, P(Δ>0) {_fmt(paired['share_positive'], 2)}"
+                      f" (n={paired['n']})")
+    agree = result.get("agreement")
+    if agree and agree["items"]:
+        console.print(f"judge–verifier agreement on assertion items: {agree['decided_both']} "
+                      f"decided by both of {agree['items']}; raw agreement "
+                      f"{_fmt(agree['raw_agreement'])}; Cohen's κ {_ci(agree['kappa'])}; "
+                      f"{len(agree['conflicts'])} conflicts ({agree['note']})", soft_wrap=True)
+    kinds = result.get("evidence_kinds")
+    if kinds and any(kinds.values()):
+        console.print("evidence kinds of the judge's citations: " + ", ".join(
+            f"{k} {v}" for k, v in kinds.items()))
     if "compare" in result and result["compare"].get("delta_auc"):
         console.print(f"compared run: ΔAUC {_ci(result['compare']['delta_auc'])} on "
                       f"{result['compare']['n']} shared trials")

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from agentcredit.analysis.agreement import evidence_kinds
 from agentcredit.analysis.analyze import analyze_store
 from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import ChecklistIntegrityError, load_checklists
@@ -39,6 +40,7 @@ from agentcredit.cli.options import (
 from agentcredit.errors import AgentCreditError, ConfigError
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
+from agentcredit.judging.quotes import EVIDENCE_MODES
 from agentcredit.llm.client import ModelClient
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
@@ -56,6 +58,9 @@ RunCacheOpt = Annotated[Path | None, typer.Option(
     "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
 GenericOpt = Annotated[bool, typer.Option(
     "--generic", help="Also judge the fixed generic checklist (the RQ4 ablation).")]
+EvidenceOpt = Annotated[str, typer.Option(
+    "--evidence", help="outputs (default, as GCPC defines evidence): a yes/no must cite a tool "
+    "output or file content shown; any: actions count too.")]
 BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
                                         help="Token budget of one trajectory's evidence view.")]
 
@@ -119,6 +124,9 @@ def _write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
     summary = aggregate(rows)
     summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
+    summary["evidence_kinds"] = evidence_kinds(
+        [j for (_, source), items in store.judgments().items() if source == "llm"
+         for j in items])
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return path, summary
 
@@ -154,6 +162,13 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
                   f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
                  ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
                  ("secrets redacted", str(usage["redactions"]))]
+    kinds = summary.get("evidence_kinds") or {}
+    if any(kinds.values()):
+        rows.append(("citations: output / action / claim / not found",
+                     f"{kinds['output']} / {kinds['action']} / {kinds['claim']} / "
+                     f"{kinds['not_found']}"))
+        rows.append(("labels without output evidence (abstain)",
+                     str(kinds["no_output_evidence"])))
     rows.append(("errors recorded", str(len(store.errors()))))
     resolved = store.resolved_errors()
     if resolved:
@@ -186,20 +201,23 @@ def run(
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
+    evidence: EvidenceOpt = "outputs",
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
+    _check_evidence(console, evidence)
     with _exclusive(console, out):
         _run_command(console, tasks, trials, out, model, rules, per_item, holistic, generic,
                      seed, concurrency, base_url, cache, no_cache, retry_failed, no_redact,
-                     budget_tokens, fmt, batch, rpm, tpm, prices)
+                     budget_tokens, fmt, batch, rpm, tpm, prices, evidence)
 
 
 def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: str | None,
                  rules: Path | None, per_item: bool, holistic: bool, generic: bool, seed: int,
                  concurrency: int, base_url: str | None, cache: Path | None, no_cache: bool,
                  retry_failed: bool, no_redact: bool, budget_tokens: int, fmt: str,
-                 batch: bool, rpm: int | None, tpm: int | None, prices: Path | None) -> None:
+                 batch: bool, rpm: int | None, tpm: int | None, prices: Path | None,
+                 evidence: str) -> None:
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
                      out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
@@ -231,10 +249,11 @@ def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: 
                   "rules": rule_set.ref(), "judge_prompt_version": JUDGE_PROMPT_VERSION,
                   "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
                   "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-                  "per_item": per_item, "budget_tokens": budget_tokens})
+                  "per_item": per_item, "budget_tokens": budget_tokens,
+                  "evidence": evidence})
     options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                            budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed, generic=generic)
+                           retry_failed=retry_failed, generic=generic, evidence=evidence)
     judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                     options)
     path, summary = _write_scores(store, out, fmt)
@@ -268,13 +287,15 @@ def judge(
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
+    evidence: EvidenceOpt = "outputs",
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
+    _check_evidence(console, evidence)
     with _exclusive(console, out):
         _judge_command(console, trials, checklists_dir, out, model, tasks, per_item, holistic,
                        generic, seed, concurrency, base_url, cache, no_cache, retry_failed,
-                       no_redact, budget_tokens, batch, rpm, tpm, prices)
+                       no_redact, budget_tokens, batch, rpm, tpm, prices, evidence)
 
 
 def _judge_command(console: Console, trials: Path, checklists_dir: Path, out: Path,
@@ -282,7 +303,7 @@ def _judge_command(console: Console, trials: Path, checklists_dir: Path, out: Pa
                    generic: bool, seed: int, concurrency: int, base_url: str | None,
                    cache: Path | None, no_cache: bool, retry_failed: bool, no_redact: bool,
                    budget_tokens: int, batch: bool, rpm: int | None, tpm: int | None,
-                   prices: Path | None) -> None:
+                   prices: Path | None, evidence: str) -> None:
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
                      out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
@@ -298,16 +319,22 @@ def _judge_command(console: Console, trials: Path, checklists_dir: Path, out: Pa
                   "model": client.model_id if client else None, "seed": seed,
                   "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
                   "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-                  "budget_tokens": budget_tokens})
+                  "budget_tokens": budget_tokens, "evidence": evidence})
     options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                            budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed, generic=generic)
+                           retry_failed=retry_failed, generic=generic, evidence=evidence)
     judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                     options)
     _, summary = _write_scores(store, out, "csv")
     _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
     if batch and client is not None and client.cache is not None:
         _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
+
+
+def _check_evidence(console: Console, evidence: str) -> None:
+    if evidence not in EVIDENCE_MODES:
+        console.print(f"[red]error[/red] --evidence must be one of {', '.join(EVIDENCE_MODES)}")
+        raise typer.Exit(2)
 
 
 @contextmanager

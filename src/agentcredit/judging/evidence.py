@@ -27,6 +27,7 @@ class StepEvidence:
     number: int
     action: str
     output: str
+    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ def output_text(step: Step) -> str:
 
 def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check."""
-    return {step.index + 1: StepEvidence(step.index + 1, action_text(step), output_text(step))
+    return {step.index + 1: StepEvidence(step.index + 1, action_text(step), output_text(step),
+                                         step.message)
             for step in trial.steps}
 
 

@@ -33,7 +33,7 @@ class JudgeResult:
 
 
 def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer,
-                 view: EvidenceView) -> list[ItemJudgment]:
+                 view: EvidenceView, evidence: str) -> list[ItemJudgment]:
     given = {a.item_id: a for a in answer.items}
     out: list[ItemJudgment] = []
     for item in items:
@@ -46,7 +46,7 @@ def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer,
             item_id=item.id, label=a.label, rationale=a.rationale, source="llm",
             reason="judge_abstained" if a.label == "abstain" else None,
             evidence=tuple(Citation(step=c.step, quote=c.quote) for c in a.evidence))
-        out.append(check_quotes(judgment, view.steps))
+        out.append(check_quotes(judgment, view.steps, evidence=evidence))
     return out
 
 
@@ -58,17 +58,20 @@ def _failed(items: list[ChecklistItem], failure: ModelFailure) -> list[ItemJudgm
 
 async def judge_trial(model: Model, checklist: Checklist, instruction: str,
                       view: EvidenceView, *, per_item: bool = False,
-                      config: GenerationConfig | None = None) -> JudgeResult:
+                      config: GenerationConfig | None = None,
+                      evidence: str = "outputs") -> JudgeResult:
     """Label every item of ``checklist`` from the evidence ``view``."""
     groups = [[item] for item in checklist.items] if per_item else [list(checklist.items)]
 
     async def one(items: list[ChecklistItem]) -> tuple[list[ItemJudgment],
                                                        ModelResponse | ModelFailure]:
-        result = await model.generate(items_messages(instruction, view, items),
+        result = await model.generate(items_messages(instruction, view, items,
+                                                     evidence=evidence),
                                       schema=ItemsAnswer, config=config)
         if isinstance(result, ModelFailure):
             return _failed(items, result), result
-        return _from_answer(items, ItemsAnswer.model_validate(result.parsed), view), result
+        return _from_answer(items, ItemsAnswer.model_validate(result.parsed), view,
+                            evidence), result
 
     outcome = JudgeResult(judgments=[])
     for judgments, response in await asyncio.gather(*(one(g) for g in groups)):

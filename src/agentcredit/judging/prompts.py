@@ -12,7 +12,7 @@ from agentcredit.judging.evidence import EvidenceView
 from agentcredit.llm.types import Message
 from agentcredit.schema import ChecklistItem
 
-JUDGE_PROMPT_VERSION = "gcpc-judge-1"
+JUDGE_PROMPT_VERSION = "gcpc-judge-2"
 HOLISTIC_PROMPT_VERSION = "gcpc-holistic-1"
 
 SYSTEM = (
@@ -32,6 +32,13 @@ ITEMS_TASK = (
     "step's ACTION or OUTPUT. Keep each rationale to one or two sentences.\n"
     'Answer with one JSON object: {"items": [{"item_id", "label", "rationale", '
     '"evidence": [{"step", "quote"}]}]}.'
+)
+
+OUTPUTS_RULE = (
+    "\nEvidence means what the environment displayed: an OUTPUT (a tool output or a file's "
+    "content shown). An ACTION alone shows only what the agent tried, not what happened, and a "
+    "CLAIM never counts: a yes or no must cite at least one OUTPUT quote, otherwise answer "
+    "abstain."
 )
 
 HOLISTIC_TASK = (
@@ -75,11 +82,12 @@ def _checklist_block(items: list[ChecklistItem]) -> str:
         "\n</checklist>"
 
 
-def items_messages(instruction: str, view: EvidenceView,
-                   items: list[ChecklistItem]) -> list[Message]:
+def items_messages(instruction: str, view: EvidenceView, items: list[ChecklistItem], *,
+                   evidence: str = "outputs") -> list[Message]:
     """Prompt for judging ``items`` (all of a checklist, or one in per-item mode)."""
+    rule = OUTPUTS_RULE if evidence == "outputs" else ""
     user = (f"{view.text}\n\n<task_instruction>\n{instruction}\n</task_instruction>\n\n"
-            f"{_checklist_block(items)}\n\n{ITEMS_TASK}")
+            f"{_checklist_block(items)}\n\n{ITEMS_TASK}{rule}")
     return [Message(role="system", content=SYSTEM), Message(role="user", content=user)]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from html import escape
@@ -56,9 +55,11 @@ def _steps(trial: Trial | None, cited: dict[int, list[str]]) -> list[dict[str, A
 
 
 def _trial_view(row: dict[str, Any], judgments: list[ItemJudgment], trial: Trial | None,
-                checklists: dict[str, Any], score: Any) -> dict[str, Any]:
+                checklists: dict[str, Any], score: Any,
+                verifier: list[ItemJudgment] | None = None) -> dict[str, Any]:
     checklist = checklists[row["checklist_hash"]]
     by_item = {j.item_id: j for j in judgments}
+    by_verifier = {j.item_id: j for j in verifier or []}
     cited: dict[int, list[str]] = {}
     items = []
     for item in checklist.items:
@@ -66,13 +67,17 @@ def _trial_view(row: dict[str, Any], judgments: list[ItemJudgment], trial: Trial
         citations = []
         for c in judged.evidence if judged else ():
             cited.setdefault(c.step, []).append(c.quote)
-            citations.append({"step": c.step, "quote": c.quote,
+            citations.append({"step": c.step, "quote": c.quote, "kind": c.kind or "not found",
                               "anchor": _anchor(row["trial_id"], c.step)})
+        ver = by_verifier.get(item.id)
         items.append({"id": item.id, "text": item.text, "route": item.route,
                       "label": score.labels.get(item.id, "abstain"),
                       "judged": judged.label if judged else "abstain",
                       "reason": judged.reason if judged else "not judged",
-                      "rationale": judged.rationale if judged else "", "citations": citations})
+                      "rationale": judged.rationale if judged else "", "citations": citations,
+                      "verifier": ver.label if ver is not None and item.route == "assertion"
+                      else "", "checks": ", ".join(
+                          f"{c} ({row['checks'].get(c, 'missing')})" for c in item.checks)})
     return {"id": row["trial_id"], "task": row["task_id"], "outcome": row["outcome"],
             "rows": items, "steps": _steps(trial, cited), "hash": row["checklist_hash"][:16],
             "log_note": "the log could not be re-read from " + str(row["source_path"]),
@@ -99,13 +104,14 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         s = scores[row["trial_id"]]
         chosen = judgments.get((row["trial_id"], s.judge), [])
         view = _trial_view(row, chosen, reread.get(row["trial_id"]), checklists,
-                           _Labels(row_by_id[row["trial_id"]].labels))
+                           _Labels(row_by_id[row["trial_id"]].labels),
+                           judgments.get((row["trial_id"], "verifier"), []))
         view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
                      "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
         trials.append(view)
     curves: dict[str, list[tuple[float, float]]] = {}
     decided = [r for r in rows if r.outcome in ("pass", "fail")]
-    for name in ("partial_credit", "holistic", "check_fraction", "no_endpoint"):
+    for name in ("judge_only", "holistic", "partial_credit", "check_fraction"):
         usable = [r for r in decided if r.scores.get(name) is not None]
         points = roc_points([r.scores[name] for r in usable],  # type: ignore[misc]
                             [r.outcome == "pass" for r in usable])
@@ -122,9 +128,10 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         title=str(meta.get("command", "run")) + " · " + str(store.path.parent.name),
         generated=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
         seed=analysis.get("seed", 0), draws=analysis.get("bootstrap_draws", 0),
-        provenance=[(k, v if isinstance(v, str) else json.dumps(v))
-                    for k, v in sorted(meta.items())],
-        cards=_cards(summary, discrimination),
+        provenance=_provenance(meta),
+        cards=_cards(summary, discrimination, analysis.get("agreement") or {}),
+        agreement=_agreement(analysis.get("agreement") or {}),
+        kinds=analysis.get("evidence_kinds") or {},
         scorers=_scorer_rows(discrimination),
         discrimination_note=f"{discrimination.get('n_trials', 0)} trials with an official "
         f"outcome; {discrimination.get('excluded_no_outcome', 0)} without one were excluded.",
@@ -151,18 +158,79 @@ class _Labels:
         self.labels = labels
 
 
-def _cards(summary: dict[str, Any], disc: dict[str, Any]) -> list[dict[str, str]]:
-    auc = disc.get("scorers", {}).get("partial_credit", {}).get("auc", {})
-    ci = (f" [{_fmt(auc.get('ci_low'))}, {_fmt(auc.get('ci_high'))}]"
-          if auc.get("ci_low") is not None else "")
+def _cards(summary: dict[str, Any], disc: dict[str, Any],
+           agreement: dict[str, Any]) -> list[dict[str, str]]:
+    scorers = disc.get("scorers", {})
+
+    def auc(name: str) -> tuple[str, str]:
+        a = scorers.get(name, {}).get("auc", {})
+        ci = f"[{_fmt(a.get('ci_low'))}, {_fmt(a.get('ci_high'))}]" if a.get("ci_low") \
+            is not None else ""
+        return _fmt(a.get("estimate")), ci
+
+    judge, judge_ci = auc("judge_only")
+    holistic, holistic_ci = auc("holistic")
+    paired = disc.get("judge_only_paired", {}).get("holistic")
+    kappa = agreement.get("kappa", {})
     return [
-        {"label": "trials scored", "value": str(summary["trials"])},
-        {"label": "mean partial credit", "value": _fmt(summary["partial_credit"])},
-        {"label": "mean evidence coverage", "value": _fmt(summary["coverage"])},
-        {"label": "perfect (without endpoint)", "value": _fmt(summary["perfect"], 2)},
-        {"label": "AUC of partial credit vs outcome" + ci, "value": _fmt(auc.get("estimate"))},
-        {"label": "unverified evidence", "value": str(summary["unverified_evidence"])},
+        {"id": "judge-only", "label": f"judge-only AUC vs outcome {judge_ci}", "value": judge,
+         "note": "LLM labels alone: does not use the outcome"},
+        {"id": "holistic", "label": f"holistic judge AUC {holistic_ci}", "value": holistic,
+         "note": "one 0-1 score per trial: does not use the outcome"},
+        {"id": "delta", "label": "Δ judge-only − holistic" + (
+            f" [{_fmt(paired['delta_auc']['ci_low'])}, {_fmt(paired['delta_auc']['ci_high'])}]"
+            if paired else ""), "value": _fmt(paired["delta_auc"]["estimate"]) if paired
+         else "—", "note": f"P(Δ>0) {_fmt(paired['share_positive'], 2)}" if paired else ""},
+        {"id": "kappa", "label": "judge–verifier Cohen's κ" + (
+            f" [{_fmt(kappa.get('ci_low'))}, {_fmt(kappa.get('ci_high'))}]"
+            if kappa.get("ci_low") is not None else ""), "value": _fmt(kappa.get("estimate")),
+         "note": f"{agreement.get('decided_both', 0)} assertion items decided by both"},
+        {"id": "coverage", "label": "mean evidence coverage", "value": _fmt(summary["coverage"]),
+         "note": "share of items decided yes or no"},
+        {"id": "counts", "label": "trials (with an outcome)", "value":
+         f"{summary['trials']} ({disc.get('n_trials', 0)})",
+         "note": f"mean partial credit {_fmt(summary['partial_credit'])} (uses the outcome)"},
     ]
+
+
+def _agreement(agreement: dict[str, Any]) -> dict[str, Any] | None:
+    if not agreement.get("items"):
+        return None
+    labels = ("yes", "no", "abstain")
+    return {
+        "matrix": [(a, [agreement["confusion"][f"llm_{a}"][f"verifier_{b}"] for b in labels])
+                   for a in labels],
+        "raw": _fmt(agreement["raw_agreement"]), "note": agreement["note"],
+        "conflicts": [{**c, "anchors": [{"step": q["step"], "quote": q["quote"],
+                                         "anchor": _anchor(c["trial_id"], q["step"])}
+                                        for q in c["quotes"]]}
+                      for c in agreement["conflicts"][:300]],
+        "per_task": [(t, v["decided"], _fmt(v["raw_agreement"]), _fmt(v["kappa"]))
+                     for t, v in agreement["per_task"].items()],
+    }
+
+
+def _provenance(meta: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Provenance as (key, rows) tables: nested values become rows, never Python reprs."""
+    out = []
+    for key, value in sorted(meta.items()):
+        if isinstance(value, dict):
+            out.append((key, [(str(k), _plain(v)) for k, v in sorted(value.items())]))
+        else:
+            out.append((key, [("", _plain(value))]))
+    return out
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_plain(v) for v in value) or "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_plain(v)}" for k, v in sorted(value.items()))
+    return str(value)
 
 
 def _scorer_rows(disc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -171,6 +239,7 @@ def _scorer_rows(disc: dict[str, Any]) -> list[dict[str, Any]]:
         auc = entry["auc"]
         paired = disc.get("paired", {}).get(name)
         out.append({"label": entry["label"], "n": entry["n"], "auc": _fmt(auc["estimate"]),
+                    "uses": "uses the outcome" if entry.get("uses_outcome") else "no",
                     "ci": f"[{_fmt(auc['ci_low'])}, {_fmt(auc['ci_high'])}]",
                     "delta": _fmt(paired["delta_auc"]["estimate"]) if paired else "",
                     "share": _fmt(paired["share_positive"], 2) if paired else ""})

@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from html import escape
 
 COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#57606a")
+DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 4", "1 5")
+MARKERS = ("circle", "square", "diamond", "triangle", "cross", "circle")
 
 
 def roc_points(scores: Sequence[float], positive: Sequence[bool]) -> list[tuple[float, float]]:
@@ -47,16 +49,39 @@ def roc_svg(curves: dict[str, list[tuple[float, float]]], size: int = 320) -> st
              f'<text x="12" y="{size / 2}" font-size="11" transform="rotate(-90 12 {size / 2})"'
              ' text-anchor="middle">true positive rate</text>']
     for n, (name, points) in enumerate(curves.items()):
-        colour = COLOURS[n % len(COLOURS)]
-        path = " ".join(f"{'M' if i == 0 else 'L'}{pad + x * inner:.1f},{pad + (1 - y) * inner:.1f}"
-                        for i, (x, y) in enumerate(points))
+        # Overlapping curves stay distinguishable: each has its own colour, dash pattern,
+        # marker shape and a small offset, and the legend repeats all three.
+        colour, dash = COLOURS[n % len(COLOURS)], DASHES[n % len(DASHES)]
+        shift = 1.5 * n
+        xy = [(pad + x * inner + shift, pad + (1 - y) * inner - shift) for x, y in points]
+        path = " ".join(f"{'M' if i == 0 else 'L'}{x:.1f},{y:.1f}" for i, (x, y) in enumerate(xy))
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<path class="roc-curve" d="{path}" fill="none" stroke="{colour}" '
-                     f'stroke-width="2"><title>{escape(name)}</title></path>')
+                     f'stroke-width="2"{dashed} stroke-opacity="0.85"><title>{escape(name)}'
+                     '</title></path>')
+        parts += [_marker(MARKERS[n % len(MARKERS)], x, y, colour) for x, y in xy[1:-1]]
         y = size + 14 + 20 * n
-        parts.append(f'<rect x="{pad}" y="{y - 9}" width="12" height="4" fill="{colour}"/>'
-                     f'<text x="{pad + 18}" y="{y - 4}" font-size="11">{escape(name)}</text>')
+        parts.append(f'<line x1="{pad}" y1="{y - 7}" x2="{pad + 22}" y2="{y - 7}" '
+                     f'stroke="{colour}" stroke-width="2"{dashed}/>'
+                     + _marker(MARKERS[n % len(MARKERS)], pad + 11, y - 7, colour)
+                     + f'<text x="{pad + 28}" y="{y - 3}" font-size="11">{escape(name)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _marker(shape: str, x: float, y: float, colour: str) -> str:
+    if shape == "square":
+        return f'<rect x="{x - 3:.1f}" y="{y - 3:.1f}" width="6" height="6" fill="{colour}"/>'
+    if shape == "diamond":
+        return (f'<path d="M{x:.1f},{y - 4:.1f} L{x + 4:.1f},{y:.1f} L{x:.1f},{y + 4:.1f} '
+                f'L{x - 4:.1f},{y:.1f} Z" fill="{colour}"/>')
+    if shape == "triangle":
+        return (f'<path d="M{x:.1f},{y - 4:.1f} L{x + 4:.1f},{y + 3:.1f} L{x - 4:.1f},'
+                f'{y + 3:.1f} Z" fill="{colour}"/>')
+    if shape == "cross":
+        return (f'<path d="M{x - 3:.1f},{y - 3:.1f} L{x + 3:.1f},{y + 3:.1f} M{x + 3:.1f},'
+                f'{y - 3:.1f} L{x - 3:.1f},{y + 3:.1f}" stroke="{colour}" stroke-width="2"/>')
+    return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{colour}"/>'
 
 
 def histogram_svg(groups: dict[str, Sequence[float]], bins: int = 10, width: int = 360,

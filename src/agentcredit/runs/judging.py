@@ -33,6 +33,7 @@ class JudgeOptions:
     concurrency: int = 8
     retry_failed: bool = False
     generic: bool = False
+    evidence: str = "outputs"
 
 
 @dataclass
@@ -132,13 +133,14 @@ async def judge_trials(
             if need_llm:
                 asks.append(judged_source(trial.id, "llm", judge_trial(
                     model, checklist, instruction, view, per_item=options.per_item,
-                    config=config), checklist))
+                    config=config, evidence=options.evidence), checklist))
             if need_holistic:
                 asks.append(holistic(trial.id, instruction, view))
             if need_generic:
                 generic = generic_checklist(trial.task_id or "")
                 asks.append(judged_source(trial.id, "generic", judge_trial(
-                    model, generic, instruction, view, config=config), generic))
+                    model, generic, instruction, view, config=config,
+                    evidence=options.evidence), generic))
             deferred = await asyncio.gather(*asks)
         if any(deferred):
             summary.deferred += 1  # queued for a batch file; finished on a later run

@@ -1,7 +1,13 @@
 """Persisted records: pydantic v2 models, frozen, ``extra="forbid"``."""
 
 from agentcredit.schema.checklist import Checklist, ChecklistItem, Route, RulesRef, Waiver
-from agentcredit.schema.judgment import Citation, ItemJudgment, JudgeSource, Label
+from agentcredit.schema.judgment import (
+    Citation,
+    EvidenceKind,
+    ItemJudgment,
+    JudgeSource,
+    Label,
+)
 from agentcredit.schema.records import (
     AgentInfo,
     CheckStatus,
@@ -47,6 +53,7 @@ __all__ = [
     "Condition",
     "CriterionStatus",
     "CriterionVerdict",
+    "EvidenceKind",
     "EvidenceState",
     "EvolutionEvent",
     "GuidanceStage",

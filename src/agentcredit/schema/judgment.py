@@ -9,6 +9,7 @@ from pydantic import Field
 from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
+EvidenceKind = Literal["output", "action", "claim"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
@@ -17,6 +18,9 @@ class Citation(Record):
 
     step: int = Field(description="1-based step number in the evidence view.")
     quote: str = Field(description="Verbatim text from that step's action or output.")
+    kind: EvidenceKind | None = Field(
+        default=None, description="output (a tool output or file content shown), action (the "
+        "agent's own command, code or arguments) or claim (its message); None: not found.")
 
 
 class ItemJudgment(Record):
