@@ -58,6 +58,9 @@ RunCacheOpt = Annotated[Path | None, typer.Option(
     "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
 GenericOpt = Annotated[bool, typer.Option(
     "--generic", help="Also judge the fixed generic checklist (the RQ4 ablation).")]
+InspectScorerOpt = Annotated[str | None, typer.Option(
+    "--inspect-scorer", help="Inspect logs: the scorer whose value is the outcome (default: "
+    "the log's first scorer).")]
 EvidenceOpt = Annotated[str, typer.Option(
     "--evidence", help="outputs (default, as GCPC defines evidence): a yes/no must cite a tool "
     "output or file content shown; any: actions count too.")]
@@ -70,8 +73,9 @@ def _progress(console: Console, label: str) -> Progress:
                     console=console, disable=not sys.stderr.isatty())
 
 
-def _load(paths: list[Path], console: Console) -> tuple[list[Task], list[Trial]]:
-    result = load(paths)
+def _load(paths: list[Path], console: Console,
+          inspect_scorer: str | None = None) -> tuple[list[Task], list[Trial]]:
+    result = load(paths, inspect_scorer=inspect_scorer)
     for error in result.errors:
         tag = "x" if error.fatal else "~"
         console.print(f"  [red]{tag}[/red] {error.path}: {error.reason}", soft_wrap=True)
@@ -202,6 +206,7 @@ def run(
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
     evidence: EvidenceOpt = "outputs",
+    inspect_scorer: InspectScorerOpt = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
@@ -209,7 +214,7 @@ def run(
     with _exclusive(console, out):
         _run_command(console, tasks, trials, out, model, rules, per_item, holistic, generic,
                      seed, concurrency, base_url, cache, no_cache, retry_failed, no_redact,
-                     budget_tokens, fmt, batch, rpm, tpm, prices, evidence)
+                     budget_tokens, fmt, batch, rpm, tpm, prices, evidence, inspect_scorer)
 
 
 def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: str | None,
@@ -217,15 +222,15 @@ def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: 
                  concurrency: int, base_url: str | None, cache: Path | None, no_cache: bool,
                  retry_failed: bool, no_redact: bool, budget_tokens: int, fmt: str,
                  batch: bool, rpm: int | None, tpm: int | None, prices: Path | None,
-                 evidence: str) -> None:
+                 evidence: str, inspect_scorer: str | None = None) -> None:
     start = time.perf_counter()
     client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
                      out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
     if client is None:
         console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                       "verifiers and items are judged from per-check verifier results only")
-    task_list, _ = _load([tasks], console)
-    _, trial_list = _load([trials], console)
+    task_list, _ = _load([tasks], console, inspect_scorer)
+    _, trial_list = _load([trials], console, inspect_scorer)
     console.print(f"{len(task_list)} tasks, {len(trial_list)} trials")
     try:
         rule_set = load_rules(rules)

@@ -21,11 +21,14 @@ def inspect(
     paths: Annotated[list[Path], typer.Argument(help="Task, trial or job folders, or files.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     strict: Annotated[bool, typer.Option(help="Stop at the first unreadable input.")] = False,
+    inspect_scorer: Annotated[str | None, typer.Option(
+        "--inspect-scorer", help="Inspect logs: the scorer whose value is the outcome "
+        "(default: the log's first scorer).")] = None,
 ) -> None:
     """Read tasks and trials and summarise them; exit 2 when some input was unreadable."""
     console = Console(stderr=as_json)
     try:
-        result = load(paths, strict=strict)
+        result = load(paths, strict=strict, inspect_scorer=inspect_scorer)
     except InputError as exc:
         console.print(f"[red]error[/red] {exc.path}: {exc.reason}")
         raise typer.Exit(2) from None

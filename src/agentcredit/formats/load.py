@@ -31,6 +31,12 @@ from agentcredit.formats._io import (
 )
 from agentcredit.formats.harbor_task import read_harbor_task
 from agentcredit.formats.harbor_trial import is_harbor_trial_result, read_harbor_trial
+from agentcredit.formats.inspect_log import (
+    InspectRead,
+    is_inspect_document,
+    read_document,
+    read_eval,
+)
 from agentcredit.formats.swebench import is_swebench_instance, read_swebench_instance
 from agentcredit.formats.tb1_task import read_tb1_task
 from agentcredit.formats.tb1_trial import is_tb1_trial_result, read_tb1_trial, tb1_trial_from_result
@@ -65,8 +71,9 @@ class LoadResult:
 
 
 class _Loader:
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, inspect_scorer: str | None = None) -> None:
         self.strict = strict
+        self.inspect_scorer = inspect_scorer
         self.out = LoadResult()
         self.seen_dirs: set[tuple[int, int]] = set()
 
@@ -139,7 +146,7 @@ class _Loader:
                     self.out.warnings.append(ReadError(
                         path=entry.path, fatal=False,
                         reason="empty or partial trial folder (no result.json): skipped"))
-        elif entry.name.endswith((".json", ".jsonl")):
+        elif entry.name.endswith((".json", ".jsonl", ".eval")):
             self.file(path, explicit=False)
 
     def _count(self) -> int:
@@ -208,7 +215,21 @@ class _Loader:
             else stand_in["task_name"],
             "outcome_reason": f"result file unusable ({reason})"}))
 
+    def inspect_log(self, read: InspectRead) -> None:
+        for task in read.tasks:
+            self.add_task(task, "inspect-task")
+        for trial in read.trials:
+            self.add_trial(trial)
+        for where, reason in read.problems:
+            self.error(where, reason, fatal=False)
+
     def file(self, path: Path, *, explicit: bool) -> None:
+        if path.suffix == ".eval":
+            try:
+                self.inspect_log(read_eval(path, self.inspect_scorer))
+            except InputError as exc:
+                self.error(exc.path, exc.reason)
+            return
         lead = first_byte(path)
         if lead == b"{" and self.jsonl(path):
             return
@@ -218,6 +239,9 @@ class _Loader:
         except InputError as exc:
             if explicit or path.name.endswith("trajectory.json") or path.suffix == ".jsonl":
                 self.error(exc.path, exc.reason)
+            return
+        if is_inspect_document(doc):
+            self.inspect_log(read_document(path, doc, self.inspect_scorer))
             return
         if is_trajectory_document(doc):
             try:
@@ -305,14 +329,17 @@ class _Loader:
         self.out.formats[trial.format] += 1
 
 
-def load(paths: Iterable[str | Path], *, strict: bool = False) -> LoadResult:
+def load(paths: Iterable[str | Path], *, strict: bool = False,
+         inspect_scorer: str | None = None) -> LoadResult:
     """Read every task and trial under ``paths``.
 
     Args:
         paths: files or folders, in any mix of supported formats.
         strict: raise :class:`InputError` at the first problem instead of recording it.
+        inspect_scorer: the Inspect scorer whose value is a log sample's outcome (default:
+            the log's first scorer).
     """
-    loader = _Loader(strict)
+    loader = _Loader(strict, inspect_scorer)
     with _gc_paused():
         for path in paths:
             loader.path(Path(path))
