@@ -217,3 +217,24 @@ def write_batch_results(requests: Path, results: Path, responder: Responder = de
                                "response": {"status_code": 200, "request_id": f"r{i}",
                                             "body": completion}, "error": None}))
     results.write_text("\n".join(out) + "\n")
+
+
+def write_anthropic_batch_results(requests: Path, results: Path, responder: Responder,
+                                  *, errored: set[str] | None = None, seed: int = 0) -> None:
+    """Answer an Anthropic Message Batches requests file (``{"custom_id", "params"}``
+    lines) as its results file would, in shuffled order."""
+    lines = [json.loads(line) for line in requests.read_text().splitlines() if line.strip()]
+    random.Random(seed).shuffle(lines)
+    out = []
+    for req in lines:
+        cid = req["custom_id"]
+        if errored and cid in errored:
+            out.append(json.dumps({"custom_id": cid, "result": {"type": "errored", "error": {
+                "type": "error", "error": {"type": "overloaded_error",
+                                           "message": "overloaded"}}}}))
+            continue
+        params = req["params"]
+        message = anthropic_message(params, responder(params))
+        out.append(json.dumps({"custom_id": cid, "result": {"type": "succeeded",
+                                                            "message": message}}))
+    results.write_text("\n".join(out) + "\n")

@@ -11,8 +11,8 @@ from rich.console import Console
 from agentcredit.llm.batch import export_batch, import_batch
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 
-app = typer.Typer(help="Export deferred model requests as OpenAI Batch JSONL; import results.",
-                  no_args_is_help=True)
+app = typer.Typer(help="Export deferred model requests as OpenAI Batch / Anthropic Message "
+                  "Batches JSONL; import results.", no_args_is_help=True)
 CacheOption = Annotated[
     Path | None,
     typer.Option("--cache", help="Response cache (default: $AGENTCREDIT_CACHE or "
@@ -24,22 +24,31 @@ CacheOption = Annotated[
 def export(
     out: Annotated[Path, typer.Option("--out", help="Where to write the requests JSONL.")],
     cache: CacheOption = None,
+    anthropic_out: Annotated[Path | None, typer.Option(
+        "--anthropic-out", help="Where to write Anthropic requests (default: beside --out, "
+        "as NAME.anthropic.jsonl).")] = None,
 ) -> None:
     """Write every deferred (pending) request as one Batch request line."""
     console = Console()
     store = ResponseCache(cache or default_cache_path())
-    report = export_batch(store, out)
+    report = export_batch(store, out, anthropic_out)
     console.print(f"wrote {report.written} requests to {out}")
+    if report.anthropic_path is not None:
+        console.print(f"wrote {report.anthropic_written} Anthropic requests to "
+                      f"{report.anthropic_path} (Message Batches: one `requests` entry per "
+                      "line)")
     for key, reason in report.skipped:
         console.print(f"  [yellow]skipped[/yellow] {key[:12]}…: {reason}")
-    if report.written:
-        console.print("send it with OpenAI's Batch API or vLLM's run_batch, then: "
-                      f"agentcredit batch import RESULTS --cache {store.path}")
+    if report.written or report.anthropic_written:
+        console.print("send it with OpenAI's Batch API or vLLM's run_batch (Anthropic: "
+                      "messages.batches.create), then: agentcredit batch import RESULTS "
+                      f"--cache {store.path}")
 
 
 @app.command("import")
 def import_(
-    results: Annotated[Path, typer.Argument(help="A Batch results JSONL file.")],
+    results: Annotated[Path, typer.Argument(
+        help="A results JSONL file (OpenAI Batch or Anthropic Message Batches).")],
     cache: CacheOption = None,
 ) -> None:
     """Load a results file into the cache (joined on custom_id); exit 2 if anything is off."""
@@ -51,7 +60,7 @@ def import_(
     report = import_batch(store, results)
     console.print(f"imported {report.imported} answers into {store.path}")
     for where, reason in report.errors:
-        console.print(f"  [red]x[/red] {where}: {reason}")
+        console.print(f"  [red]x[/red] {where}: {reason}", soft_wrap=True)
     if report.unknown:
         console.print(f"  [yellow]{len(report.unknown)} answers match no pending request[/yellow]")
     if report.missing:

@@ -1,10 +1,15 @@
-"""OpenAI Batch files: export deferred requests, import results into the cache.
+"""Batch files: export deferred requests, import results into the cache.
 
 A run started with ``defer=True`` (``--batch``) writes every request it could not answer
-from the cache into the cache's pending table. ``export_batch`` writes them as OpenAI Batch
-JSONL (``custom_id`` is the cache key), which OpenAI's Batch API and vLLM's ``run_batch``
-both read. ``import_batch`` loads a results file in any order, joined on ``custom_id``;
-rerunning the same command then answers everything from the cache.
+from the cache into the cache's pending table. ``export_batch`` writes the OpenAI-compatible
+ones as OpenAI Batch JSONL (``{"custom_id", "method", "url", "body"}``, read by OpenAI's Batch
+API and vLLM's ``run_batch``) and the Anthropic ones as Message Batches JSONL
+(``{"custom_id", "params"}``, one request of ``messages.batches.create`` per line);
+``custom_id`` is the cache key (64 hex characters, within Anthropic's limit). ``import_batch``
+loads either kind of results file in any order, joined on ``custom_id``: OpenAI lines
+(``response.body``) and Anthropic lines (``result.type`` succeeded / errored / expired /
+canceled; only succeeded answers are stored, the others stay pending with their reason).
+Rerunning the same command then answers everything from the cache.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ class ExportReport:
 
     written: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    anthropic_written: int = 0
+    anthropic_path: Path | None = None
 
 
 @dataclass
@@ -40,18 +47,40 @@ class ImportReport:
     missing: list[str] = field(default_factory=list)
 
 
-def export_batch(cache: ResponseCache, out: Path) -> ExportReport:
-    """Write pending OpenAI-compatible requests as Batch JSONL."""
+def anthropic_path_for(out: Path) -> Path:
+    """Where the Anthropic requests go beside an OpenAI requests file.
+
+    >>> anthropic_path_for(Path("run/requests.jsonl")).name
+    'requests.anthropic.jsonl'
+    """
+    return out.with_name(f"{out.stem}.anthropic{out.suffix or '.jsonl'}")
+
+
+def export_batch(cache: ResponseCache, out: Path, anthropic_out: Path | None = None
+                 ) -> ExportReport:
+    """Write pending requests: OpenAI Batch JSONL to ``out``, Anthropic Message Batches
+    JSONL to ``anthropic_out`` (default: beside ``out``, when there are any)."""
     report = ExportReport()
     out.parent.mkdir(parents=True, exist_ok=True)
+    anthropic_lines: list[str] = []
     with out.open("w", encoding="utf-8") as handle:
         for key, model, body in cache.pending():
+            if model.startswith("anthropic/"):
+                anthropic_lines.append(json.dumps({"custom_id": key, "params": body},
+                                                  ensure_ascii=False))
+                continue
             if not model.startswith("openai/"):
-                report.skipped.append((key, f"{model} is not an OpenAI-compatible model"))
+                report.skipped.append((key, f"{model} has no batch API"))
                 continue
             line = {"custom_id": key, "method": "POST", "url": BATCH_URL, "body": body}
             handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             report.written += 1
+    if anthropic_lines:
+        target = anthropic_out or anthropic_path_for(out)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("\n".join(anthropic_lines) + "\n", encoding="utf-8")
+        report.anthropic_written = len(anthropic_lines)
+        report.anthropic_path = target
     return report
 
 
@@ -85,6 +114,8 @@ def _store(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
     if pending is None:
         return None if cache.get(key) is not None else "unknown"
     model, _ = pending
+    if "result" in line and "response" not in line:
+        return _store_anthropic(cache, key, model, line["result"])
     error = line.get("error")
     response = line.get("response")
     if error:
@@ -103,5 +134,28 @@ def _store(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
     record = ModelResponse(text=answer.text, usage=answer.usage, model=model,
                            request_id=response.get("request_id") or answer.request_id,
                            cache_key=key)
+    cache.put(key, model, record.model_dump(mode="json"))
+    return None
+
+
+def _store_anthropic(cache: ResponseCache, key: str, model: str, result: Any) -> str | None:
+    """One Message Batches result: succeeded answers are stored, the rest reported."""
+    if not isinstance(result, dict):
+        return "result is not an object"
+    kind = result.get("type")
+    if kind != "succeeded":
+        error = result.get("error")
+        detail = error.get("error", error) if isinstance(error, dict) else error
+        message = detail.get("message") if isinstance(detail, dict) else detail
+        return f"{kind}" + (f": {message}" if message else "")
+    message = result.get("message")
+    if not isinstance(message, dict):
+        return "succeeded result without a message"
+    try:
+        answer = make_provider(model).answer_from_body(message)
+    except ProviderError as exc:
+        return exc.message
+    record = ModelResponse(text=answer.text, usage=answer.usage, model=model,
+                           request_id=answer.request_id, cache_key=key)
     cache.put(key, model, record.model_dump(mode="json"))
     return None
