@@ -127,3 +127,31 @@ def test_a_corrupted_eval_is_reported_member_by_member(logs: tuple[Path, Path],
     cut = load([truncated, eval_log])
     assert len(cut.trials) == 4  # the good log is still read
     assert any(e.path == str(truncated) for e in cut.errors)
+
+
+def test_errors_unscored_partial_and_event_only_samples(logs: tuple[Path, Path],
+                                                        tmp_path: Path) -> None:
+    _, json_log = logs
+    doc = json.loads(json_log.read_text())
+    first, second = doc["samples"]
+    first["error"] = {"message": "sandbox died\nTraceback ...", "traceback": "..."}
+    second["scores"] = {}
+    third = json.loads(json.dumps(second))
+    third.update({"id": "s3", "messages": [],
+                  "scores": {"includes": {"value": 0.4, "answer": "x"}}})
+    fourth = json.loads(json.dumps(third))
+    fourth.update({"id": "s4", "scores": {"includes": {"value": "P"}}})
+    doc["samples"] = [first, second, third, fourth]
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    trials = {t.id.split("/")[1]: t for t in load([path]).trials}
+    assert (trials["s1"].outcome, trials["s1"].outcome_reason) == \
+        ("none", "sample error: sandbox died")
+    assert trials["s1"].steps  # kept, with its trajectory
+    assert (trials["s2"].outcome, trials["s2"].outcome_reason) == ("none", "unscored sample")
+    assert (trials["s3"].outcome, trials["s3"].reward) == ("fail", 0.4)
+    assert (trials["s4"].outcome, trials["s4"].reward) == ("fail", 0.5)
+    # s3 has no messages: its steps come from the model and tool events
+    steps = trials["s3"].steps
+    assert [s.source for s in steps] == ["user", "agent", "agent"]
+    assert steps[1].tool_calls[0].name == "add" and steps[1].observations[0].text == "4"
