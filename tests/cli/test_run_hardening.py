@@ -17,7 +17,8 @@ from agentcredit.cli.app import app
 from agentcredit.store.run_store import RunStore
 from tests.conftest import EXAMPLES, ROOT
 from tests.judging import scripted_judge
-from tests.llm.fake_server import FakeLLMServer, write_batch_results
+from tests.llm.batch_rounds import batch_round
+from tests.llm.fake_server import FakeLLMServer
 
 runner = CliRunner()
 
@@ -28,16 +29,7 @@ def responder(body: dict[str, Any]) -> str:
 
 
 def _round(tmp_path: Path, cache: Path, n: int) -> int:
-    requests = tmp_path / f"requests-{n}.jsonl"
-    exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
-                                   str(requests)])
-    assert exported.exit_code == 0, exported.output
-    count = len(requests.read_text().splitlines())
-    results = tmp_path / f"results-{n}.jsonl"
-    write_batch_results(requests, results, responder)
-    assert runner.invoke(app, ["batch", "import", str(results), "--cache",
-                               str(cache)]).exit_code == 0
-    return count
+    return batch_round(cache, tmp_path, str(n), responder)
 
 
 def test_holistic_and_generic_batch_in_two_rounds_and_no_stale_errors(tmp_path: Path) -> None:

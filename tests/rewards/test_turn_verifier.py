@@ -17,7 +17,8 @@ from agentcredit.rewards.prompts import FineAnswer
 from agentcredit.skills.bank import load_bank
 from agentcredit.store.run_store import RunStore
 from tests.conftest import EXAMPLES
-from tests.llm.fake_server import FakeLLMServer, write_batch_results
+from tests.llm.batch_rounds import batch_round
+from tests.llm.fake_server import FakeLLMServer
 from tests.rewards import scripted_verifier
 from tests.skills import scripted_skills
 
@@ -167,13 +168,7 @@ def test_batch_reward_takes_two_rounds_then_no_live_calls(tmp_path: Path) -> Non
         for round_no, expected in ((1, 8), (2, 24)):  # coarse, then fine
             out = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "k"})
             assert out.exit_code == 0 and "waiting for the" in out.output, out.output
-            requests = tmp_path / f"req-{round_no}.jsonl"
-            exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
-                                           str(requests)])
-            assert f"wrote {expected} requests" in exported.output, exported.output
-            results = tmp_path / f"res-{round_no}.jsonl"
-            write_batch_results(requests, results, _responder)
-            runner.invoke(app, ["batch", "import", str(results), "--cache", str(cache)])
+            assert batch_round(cache, tmp_path, str(round_no), _responder) == expected
         final = runner.invoke(app, base, env={"OPENAI_API_KEY": "k"})
         assert final.exit_code == 0, final.output
         assert server.count == 0

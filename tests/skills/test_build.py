@@ -20,7 +20,8 @@ from agentcredit.skills.build import BuildOptions, build_bank
 from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.embed import make_embedder
 from tests.conftest import EXAMPLES, ROOT
-from tests.llm.fake_server import FakeLLMServer, write_batch_results
+from tests.llm.batch_rounds import batch_round
+from tests.llm.fake_server import FakeLLMServer
 from tests.skills import scripted_skills
 from tests.skills.helpers import example_records
 
@@ -209,15 +210,7 @@ def test_batch_build_takes_one_round_per_stage_then_no_live_calls(tmp_path: Path
             result = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "sk-test"})
             assert result.exit_code == 0, result.output
             assert "waiting for stage" in result.output
-            requests = tmp_path / f"requests-{round_no}.jsonl"
-            exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
-                                           str(requests)])
-            assert f"wrote {expected} requests" in exported.output, (round_no, exported.output)
-            results = tmp_path / f"results-{round_no}.jsonl"
-            write_batch_results(requests, results, _responder)
-            imported = runner.invoke(app, ["batch", "import", str(results), "--cache",
-                                           str(cache)])
-            assert imported.exit_code == 0, imported.output
+            assert batch_round(cache, tmp_path, str(round_no), _responder) == expected
         final = runner.invoke(app, base, env={"OPENAI_API_KEY": "sk-test"})
         assert final.exit_code == 0, final.output
         assert server.count == 0
