@@ -443,6 +443,9 @@ def reward(
     assignments, skipped = assign(loaded.trials, bank, chosen, instructions)
     for trial_id, why in skipped.items():
         console.print(f"  [yellow]-[/yellow] {trial_id}: {why}", soft_wrap=True)
+    if not assignments:
+        raise _fail(console, "no trial can be verified (see the reasons above); a skill needs "
+                    "a rubric: `agentcredit skills import ... --model M` derives one")
     store = RunStore(out)
     with _bar(console, "turn verifier") as bar:
         job = bar.add_task("verify", total=len(assignments))

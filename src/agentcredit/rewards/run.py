@@ -99,7 +99,8 @@ def assign(trials: Sequence[Trial], bank: SkillBank, chosen: dict[str, str],
         if skill is None:
             skipped[trial.id] = "no skill retrieved for its task"
         elif skill.rubric is None:
-            skipped[trial.id] = f"skill {skill.id} has no rubric (imported without --model)"
+            skipped[trial.id] = (f"skill {skill.id} has no rubric (imported without --model, "
+                                 "or its rubric failed the gates)")
         elif not trial.steps:
             skipped[trial.id] = "no trajectory steps"
         else:
