@@ -596,11 +596,15 @@ def evolve_cmd(
     for skill_id, group in groups.items():
         console.print(f"evolving {skill_id} on {len(group)} tasks: {rounds} rounds, rubric "
                       f"every {h}")
-        with _bar(console, skill_id) as bar:
-            job = bar.add_task("evolve", total=None)
-            report = _run(functools.partial(
-                evolve, bank_dir, skill_id, group, chosen, client, verifier, options,
-                progress=functools.partial(_advance, bar, job)), client)
+        try:
+            with _bar(console, skill_id) as bar:
+                job = bar.add_task("evolve", total=None)
+                report = _run(functools.partial(
+                    evolve, bank_dir, skill_id, group, chosen, client, verifier, options,
+                    progress=functools.partial(_advance, bar, job)), client)
+        except AgentCreditError as exc:
+            console.print(f"  [red]x[/red] {skill_id}: {exc}", soft_wrap=True)
+            continue
         for event in report.events:
             console.print(f"  round {event.round} {event.kind}: {event.reason}", soft_wrap=True)
         if report.replayed:

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentcredit.errors import ConfigError
 from agentcredit.evolve.gates import GateDecision, guidance_gate, rubric_gate
 from agentcredit.evolve.propose import (
     NoProposal,
@@ -43,6 +44,7 @@ from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, Tr
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_hash
 from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.gates import GateContext, seen_tools
+from agentcredit.skills.importing import require_rubric
 from agentcredit.skills.stages import Failed, Pending, Rejected
 
 STORE = "evolve.sqlite"
@@ -301,6 +303,7 @@ def _start(loop: _Loop, skill_id: str) -> Skill:
         return Skill.model_validate(stored[1])
     current = loop.bank().get(skill_id)
     if current is None:
-        raise KeyError(f"no skill {skill_id!r} in {loop.bank_dir}")
+        raise ConfigError(f"no skill {skill_id!r} in {loop.bank_dir}")
+    require_rubric(current)
     loop.store.put("start", skill_id, "start", "done", current.model_dump(mode="json"))
     return current
