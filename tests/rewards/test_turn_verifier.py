@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,14 @@ def test_fake_quotes_and_unsupported_satisfaction_are_refused() -> None:
     assert not verdict.satisfied and verdict.responsibility == (0.0, 0.0, 0.0)
     assert any("quote not found in step 4" in c for c in verdict.corrections)
     assert any("satisfied not accepted" in c for c in verdict.corrections)
+
+
+def test_a_citation_of_the_agents_own_command_does_not_raise_a_state() -> None:
+    answer = _fine([{"step": 4, "state": "verified",
+                     "evidence": [{"step": 4, "quote": "python3 s.py"}]}])
+    verdict = enforce("R1", answer, [2, 4, 6], EVIDENCE, [4])
+    assert [s.state for s in verdict.states] == ["missing"] * 3 and not verdict.satisfied
+    assert any("is the agent's own action, not an output" in c for c in verdict.corrections)
 
 
 def test_states_carry_forward_and_lower_without_proof() -> None:
@@ -173,3 +182,37 @@ def test_batch_reward_takes_two_rounds_then_no_live_calls(tmp_path: Path) -> Non
         assert final.exit_code == 0, final.output
         assert server.count == 0
     assert len((run / "turn_rewards.jsonl").read_text().splitlines()) == 23
+
+
+def test_turn_reward_page_renders_in_headless_chromium(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from tests.conftest import ROOT
+
+    register_script("verifier-page", scripted_verifier.answer)
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    out = runner.invoke(app, ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
+                              str(EXAMPLES / "tasks"), "--out", str(run), "--model",
+                              "scripted/verifier-page"])
+    assert out.exit_code == 0, out.output
+    page = run / "turn_rewards.html"
+    html = page.read_text()
+    assert "http://" not in html and "https://" not in html and "<script src" not in html
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (.ci/run installs it)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    shot = ROOT / "test-output" / "turn_rewards.png"
+    shot.parent.mkdir(exist_ok=True)
+    subprocess.run([browser, *flags, f"--screenshot={shot}", "--window-size=1200,1600",
+                    page.resolve().as_uri()], capture_output=True, timeout=120, check=False)
+    assert shot.exists() and shot.stat().st_size > 10_000
+    dom = subprocess.run([browser, *flags, "--dump-dom", page.resolve().as_uri()],
+                         capture_output=True, text=True, timeout=120, check=False).stdout
+    strips = dom.count('class="strip"')
+    assert strips == 8  # one strip per trial
+    links = re.findall(r'<a href="#([^"]+-turn-\d+)"', dom)
+    assert len(links) == 23 and all(f'id="{anchor}"' in dom for anchor in links)

@@ -3,9 +3,10 @@
 Whatever the fine verifier answers, a criterion's states are rebuilt turn by turn:
 
 - a state may rise above the previous turn's state only with at least one accepted
-  citation: a quote found verbatim (normalised) in the cited step, and a cited step no
-  later than the turn's own step. Otherwise the state stays where it was (not raised) and
-  the refusal is recorded in ``corrections``;
+  citation: a quote found verbatim (normalised) in what the environment showed in the cited
+  step (a tool output, file content; not the agent's own command or message), and a cited
+  step no later than the turn's own step. Otherwise the state stays where it was (not
+  raised) and the refusal is recorded in ``corrections``;
 - a state at or below the previous one is kept as given (lowering needs no proof);
 - turns the verifier did not review carry the previous state forward;
 - "satisfied" needs an accepted state of at least ``supported`` at some turn;
@@ -19,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcredit.judging.evidence import StepEvidence
-from agentcredit.judging.quotes import citation_found
+from agentcredit.judging.quotes import citation_kind
 from agentcredit.rewards.advantages import STATE_VALUES
 from agentcredit.rewards.prompts import FineAnswer, Quote, StateAnswer
 from agentcredit.schema import Citation, CriterionVerdict, EvidenceState, TurnState
@@ -78,8 +79,9 @@ def _citations(quotes: Sequence[Quote], step: int,
         cited, text = quote.step, quote.quote
         if cited > step:
             refused.append(f"step {step}: citation of later step {cited} refused")
-        elif not citation_found(text, evidence.get(cited)):
-            refused.append(f"step {step}: quote not found in step {cited}: {text[:60]!r}")
+        elif (kind := citation_kind(text, evidence.get(cited))) != "output":
+            why = "not found" if kind is None else f"is the agent's own {kind}, not an output"
+            refused.append(f"step {step}: quote {why} in step {cited}: {text[:60]!r}")
         else:
             accepted.append(Citation(step=cited, quote=text))
     return tuple(accepted), refused
