@@ -105,6 +105,10 @@ def build(
         console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
     if not loaded.trials:
         raise _fail(console, "no trials were read")
+    task_ids = {t.id for t in loaded.tasks}
+    if not any(t.task_id in task_ids and t.steps for t in loaded.trials):
+        raise _fail(console, f"none of the {len(loaded.trials)} trials has both steps and its "
+                    "task among --tasks (give the folders of the trials' tasks)")
     console.print(f"{len(loaded.trials)} trials of {len(loaded.tasks)} tasks; synthesizer "
                   f"{client.model_id}; embedding {embedder.name}; tau {tau}")
     options = BuildOptions(model=client, embedder=embedder, tau=tau,
