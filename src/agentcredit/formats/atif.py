@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ STEPS: TypeAdapter[tuple[Step, ...]] = TypeAdapter(tuple[Step, ...])
 KNOWN_MINOR = 7
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 _STEP_ID = re.compile(rb'"step_id"\s*:\s*(\d+)')
+_KEY = b'"step_id"'
 _SOURCES = {"system": "system", "user": "user", "agent": "agent", "assistant": "agent"}
 
 
@@ -97,10 +99,14 @@ def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any
     if type(message) is not str:
         message, images = content_text(message)
     step: dict[str, Any] = {
-        "index": index, "source": source, "message": message, "images": images,
-        "timestamp": get("timestamp"),
+        "index": index, "source": source, "message": message,
         "origin": {"path": where, "pointer": f"/steps/{index}", "byte_start": offset},
     }
+    if images:
+        step["images"] = images
+    timestamp = get("timestamp")
+    if timestamp is not None:
+        step["timestamp"] = timestamp
     reasoning = get("reasoning_content")
     if reasoning and type(reasoning) is str:
         step["reasoning"] = reasoning
@@ -163,7 +169,15 @@ def _final_metrics(raw: Any) -> TokenUsage:
 
 
 def _step_offsets(raw: bytes, count: int) -> list[int | None]:
-    """Byte offset of each step's ``step_id`` key, matched in order of appearance."""
+    """Byte offset of each step's ``step_id`` key, matched in order of appearance.
+
+    >>> _step_offsets(b'{"steps": [{"step_id": 1}, {"step_id": 2}]}', 2)
+    [12, 28]
+    """
+    pieces = raw.split(_KEY)
+    if len(pieces) - 1 == count:  # the usual case: one key per step, none nested
+        ends = list(accumulate(len(p) + len(_KEY) for p in pieces[:-1]))
+        return [end - len(_KEY) for end in ends]
     offsets: list[int | None] = []
     expected = None
     for match in _STEP_ID.finditer(raw):

@@ -33,8 +33,9 @@ def is_harbor_trial_result(value: Any) -> bool:
 def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list[tuple[str, str]]]:
     """Read one trial folder; returns the trial and (path, reason) for parts not read."""
     problems: list[tuple[str, str]] = []
-    checks = _checks(folder, problems)
-    reward, rewards_note = _reward(folder, result, problems)
+    verifier = _listing(folder / "verifier")
+    checks = _checks(folder, verifier, problems)
+    reward, rewards_note = _reward(folder, result, verifier, problems)
     outcome, reason = _outcome(result, reward)
     trajectory = _trajectory(folder, problems)
     agent_info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
@@ -78,10 +79,19 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
     return None
 
 
-def _checks(folder: Path, problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
-    path = folder / "verifier" / "ctrf.json"
-    if not path.exists() and not path.is_symlink():
+def _listing(folder: Path) -> set[str]:
+    """Names in a folder (one system call; empty when it is missing or unreadable)."""
+    try:
+        return set(os.listdir(folder))
+    except OSError:
+        return set()
+
+
+def _checks(folder: Path, verifier: set[str],
+            problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
+    if "ctrf.json" not in verifier:
         return {}
+    path = folder / "verifier" / "ctrf.json"
     try:
         checks, odd = read_ctrf(path, read_json(path))
     except InputError as exc:
@@ -92,7 +102,7 @@ def _checks(folder: Path, problems: list[tuple[str, str]]) -> dict[str, CheckSta
 
 
 def _reward(
-    folder: Path, result: dict[str, Any], problems: list[tuple[str, str]]
+    folder: Path, result: dict[str, Any], listed: set[str], problems: list[tuple[str, str]]
 ) -> tuple[float | None, str | None]:
     verifier = result.get("verifier_result")
     rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
@@ -101,16 +111,17 @@ def _reward(
         if isinstance(value, int | float) and not isinstance(value, bool):
             extra = {k: v for k, v in rewards.items() if k != "reward"}
             return float(value), f"other rewards: {extra}" if extra else None
-    return _reward_file(folder, problems), None
+    return _reward_file(folder, listed, problems), None
 
 
-def _reward_file(folder: Path, problems: list[tuple[str, str]]) -> float | None:
+def _reward_file(folder: Path, verifier: set[str],
+                 problems: list[tuple[str, str]]) -> float | None:
     text_path = folder / "verifier" / "reward.txt"
     json_path = folder / "verifier" / "reward.json"
     try:
-        if text_path.exists() or text_path.is_symlink():
+        if "reward.txt" in verifier:
             return float(read_text(text_path).strip())
-        if json_path.exists() or json_path.is_symlink():
+        if "reward.json" in verifier:
             value = read_json(json_path)
             if isinstance(value, int | float):
                 return float(value)
@@ -143,13 +154,12 @@ def _trajectory(folder: Path, problems: list[tuple[str, str]]) -> ParsedTrajecto
         return None
     candidates = [agent_dir / name for name in TRAJECTORY_CANDIDATES if name in names]
     candidates += [agent_dir / name for name in sorted(names) if name.endswith(".traj.json")]
-    for path in candidates:
-        if path.exists() or path.is_symlink():
-            try:
-                return read_trajectory_file(path)
-            except InputError as exc:
-                problems.append((str(path), exc.reason))
-                return None
+    for path in candidates:  # listed, so present (a dangling link is reported by the read)
+        try:
+            return read_trajectory_file(path)
+        except InputError as exc:
+            problems.append((str(path), exc.reason))
+            return None
     return None
 
 

@@ -167,12 +167,11 @@ class _Loader:
             return True
         for name in ("result.json", "results.json"):
             if name in names:
-                return self.trial_folder(folder, folder / name)
+                return self.trial_folder(folder, folder / name, names)
         return False
 
-    def trial_folder(self, folder: Path, result_path: Path) -> bool:
-        looks_like_trial = (folder / "agent").is_dir() or (folder / "verifier").is_dir() \
-            or (folder / "sessions").is_dir()
+    def trial_folder(self, folder: Path, result_path: Path, names: set[str]) -> bool:
+        looks_like_trial = bool({"agent", "verifier", "sessions"} & names)
         try:
             value = read_json(result_path)
         except InputError as exc:
