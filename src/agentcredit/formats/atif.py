@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from agentcredit.errors import InputError
+from agentcredit.formats._atif_fast import fast_steps, plain
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -65,7 +66,7 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     offsets += [None] * (len(steps_raw) - len(offsets))
     where = str(path)
     try:
-        steps = STEPS.validate_python(
+        steps = _fast(steps_raw, where, offsets) or STEPS.validate_python(
             [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)]
         )
     except ValidationError as exc:
@@ -84,6 +85,16 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
         session_id=opt_str(doc.get("session_id") or doc.get("trajectory_id")),
         notes=tuple(notes),
     )
+
+
+def _fast(steps: list[Any], where: str, offsets: list[int | None]) -> tuple[Step, ...] | None:
+    """The fast path for plain steps (None: take the general path)."""
+    if not steps or not plain(steps):
+        return None
+    try:
+        return fast_steps(steps, where, offsets)
+    except ValidationError:
+        return None  # the general path gives the precise reason
 
 
 def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any]:

@@ -1,0 +1,118 @@
+"""A fast path for plain ATIF steps: validated straight from the parsed document.
+
+The records' own schemas (``Step``, ``ToolCall``, ``Observation``, ``Origin``) are reused by
+pydantic-core with ATIF's field names as validation aliases and unknown ATIF fields ignored,
+so the result is exactly the ``Step`` records the general path builds, without building an
+intermediate dict per step in Python. Only trajectories whose every step is plain (text
+messages, dict arguments, text results, no images or subagent references) take it;
+:func:`plain` decides, and everything else goes through the general path.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic_core import SchemaValidator
+
+from agentcredit.schema import ImageRef, Observation, Origin, Step, SubagentRef, ToolCall
+
+_SOURCES = frozenset({"system", "user", "agent"})
+_ALIASES: dict[str, dict[str, Any]] = {
+    "Step": {"index": "_i", "origin": "_o", "reasoning": "reasoning_content",
+             "observations": [["observation", "results"]]},
+    "ToolCall": {"id": "tool_call_id", "name": "function_name"},
+    "Observation": {"call_id": "source_call_id", "text": "content"},
+}
+
+
+def _rewrite(schema: Any) -> Any:
+    """The record schemas with ATIF aliases, extra fields ignored and refs dropped."""
+    if isinstance(schema, list):
+        return [_rewrite(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _rewrite(v) for k, v in schema.items() if k not in ("ref", "metadata")}
+    if out.get("type") == "model":
+        out["config"] = {**out.get("config", {}), "extra_fields_behavior": "ignore"}
+        name = out["schema"].get("model_name")
+        for field, alias in _ALIASES.get(name, {}).items():
+            out["schema"]["fields"][field]["validation_alias"] = alias
+    return out
+
+
+def _build() -> SchemaValidator | None:
+    """The aliased validator, or None when this pydantic-core cannot build one.
+
+    pydantic-core reuses a complete model's own validator for a schema naming that class;
+    the classes are marked incomplete while this schema is built so that the aliases take
+    effect. The records' own validation is untouched (checked by a self-test below).
+    """
+    classes: tuple[type[BaseModel], ...] = (Step, ToolCall, Observation, Origin, ImageRef,
+                                            SubagentRef)
+    marks = [cls.__dict__.get("__pydantic_complete__") for cls in classes]
+    try:
+        for cls in classes:
+            cls.__pydantic_complete__ = False
+        schema = _rewrite(copy.deepcopy(Step.__pydantic_core_schema__))
+        validator = SchemaValidator({"type": "list", "items_schema": schema})
+    except Exception:  # an unexpected schema layout: the general path serves
+        return None
+    finally:
+        for cls, mark in zip(classes, marks, strict=True):
+            cls.__pydantic_complete__ = bool(mark)
+    probe = [{"_i": 0, "_o": {"path": "p"}, "source": "agent", "step_id": 1, "message": "m",
+              "tool_calls": [{"tool_call_id": "c", "function_name": "f", "arguments": {}}],
+              "observation": {"results": [{"source_call_id": "c", "content": "out"}]}}]
+    expected = Step(index=0, source="agent", message="m", origin=Origin(path="p"),
+                    tool_calls=(ToolCall(id="c", name="f"),),
+                    observations=(Observation(call_id="c", text="out"),))
+    try:
+        ok = validator.validate_python(probe) == [expected]
+    except Exception:
+        ok = False
+    return validator if ok else None
+
+
+_VALIDATOR = _build()
+
+
+def plain(steps: list[Any]) -> bool:
+    """Whether every step has the plain shape the fast path reads exactly as the general one."""
+    if _VALIDATOR is None:
+        return False
+    for raw in steps:
+        if type(raw) is not dict or raw.get("source") not in _SOURCES:
+            return False
+        if type(raw.get("message", "")) is not str:
+            return False
+        reasoning = raw.get("reasoning_content")
+        if reasoning is not None and (type(reasoning) is not str or not reasoning):
+            return False
+        for call in raw.get("tool_calls") or ():
+            if type(call) is not dict or type(call.get("function_name")) is not str or \
+                    not call["function_name"] or type(call.get("arguments", {})) is not dict \
+                    or type(call.get("tool_call_id", "")) is not str:
+                return False
+        observation = raw.get("observation")
+        if observation is None:
+            continue
+        if type(observation) is not dict:
+            return False
+        for result in observation.get("results") or ():
+            if type(result) is not dict or type(result.get("content", "")) is not str or \
+                    type(result.get("source_call_id", "")) is not str or \
+                    "subagent_trajectory_ref" in result:
+                return False
+    return True
+
+
+def fast_steps(steps: list[dict[str, Any]], where: str,
+               offsets: list[int | None]) -> tuple[Step, ...]:
+    """Step records of plain ATIF steps (see :func:`plain`)."""
+    for i, raw in enumerate(steps):
+        raw["_i"] = i
+        raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[i]}
+    assert _VALIDATOR is not None
+    return tuple(_VALIDATOR.validate_python(steps))
