@@ -16,13 +16,15 @@ def _both(path: Path) -> tuple[object, object] | None:
     raw = path.read_bytes()
     doc = pydantic_core.from_json(raw)
     steps = doc.get("steps") if isinstance(doc, dict) else None
-    if not isinstance(steps, list) or not _atif_fast.plain(steps):
+    if not isinstance(steps, list) or not _atif_fast.plain(raw):
         return None
     offsets = atif._step_offsets(raw, len(steps))
     offsets += [None] * (len(steps) - len(offsets))
     general = atif.STEPS.validate_python(
         [atif._step(str(path), i, s, offsets[i]) for i, s in enumerate(steps)])
     fast = _atif_fast.fast_steps(json.loads(raw)["steps"], str(path), offsets)
+    if fast is None:
+        return None
     return general, fast
 
 
@@ -59,8 +61,18 @@ def test_fast_path_equals_general_path_on_real_trials(corpus: Path) -> None:
     {"source": "assistant", "message": "x"},
     {"source": "agent", "message": "x", "reasoning_content": ""},
     {"source": "agent", "message": "x", "tool_calls": [{"name": "f", "arguments": "{}"}]},
+    {"source": "agent", "message": "x", "tool_calls": [{"function_name": "", "name": "g"}]},
     {"source": "agent", "message": "x", "observation": {"results": [
         {"content": [{"type": "image", "source": {"media_type": "image/png"}}]}]}},
+    {"source": "agent", "message": "x", "observation": {"results": [
+        {"content": "o", "subagent_trajectory_ref": {"session_id": "s"}}]}},
 ])
-def test_other_shapes_take_the_general_path(step: dict[str, object]) -> None:
-    assert not _atif_fast.plain([{"step_id": 1, **step}])
+def test_other_shapes_take_the_general_path(step: dict[str, object], tmp_path: Path) -> None:
+    doc = {"schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a"},
+           "steps": [{"step_id": 1, "source": "user", "message": "go"}, {"step_id": 2, **step}]}
+    raw = json.dumps(doc).encode()
+    fast = _atif_fast.fast_steps(json.loads(raw)["steps"], "x", [None, None]) \
+        if _atif_fast.plain(raw) else None
+    assert fast is None
+    parsed = atif.read_atif(tmp_path / "t.json", raw, json.loads(raw))
+    assert len(parsed.steps) == 2 and parsed.steps[1].source == "agent"

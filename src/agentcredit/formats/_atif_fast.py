@@ -4,17 +4,19 @@ The records' own schemas (``Step``, ``ToolCall``, ``Observation``, ``Origin``) a
 pydantic-core with ATIF's field names as validation aliases and unknown ATIF fields ignored,
 so the result is exactly the ``Step`` records the general path builds, without building an
 intermediate dict per step in Python. Only trajectories whose every step is plain (text
-messages, dict arguments, text results, no images or subagent references) take it;
-:func:`plain` decides, and everything else goes through the general path.
+messages, dict arguments, text results, no images or subagent references) take it: a byte
+scan rules out the shapes the aliases would misread, and any step of another shape fails
+validation; both send the document through the general path.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import SchemaValidator
+from pydantic_core import SchemaValidator, ValidationError
 
 from agentcredit.schema import ImageRef, Observation, Origin, Step, SubagentRef, ToolCall
 
@@ -78,41 +80,31 @@ def _build() -> SchemaValidator | None:
 _VALIDATOR = _build()
 
 
-def plain(steps: list[Any]) -> bool:
-    """Whether every step has the plain shape the fast path reads exactly as the general one."""
+# Shapes the aliased schema would accept but read differently from the general path: a
+# subagent reference (the general path keeps it), an empty reasoning text (dropped there)
+# and an empty function name (replaced by "name" there). Anything else the general path
+# reads differently fails validation here and falls back.
+_BLOCKERS = re.compile(rb'"subagent_trajectory_ref"|"reasoning_content"\s*:\s*""|'
+                       rb'"function_name"\s*:\s*""')
+
+
+def plain(raw: bytes) -> bool:
+    """Whether the document may take the fast path (validation decides the rest)."""
+    return _VALIDATOR is not None and _BLOCKERS.search(raw) is None
+
+
+def fast_steps(steps: list[Any], where: str,
+               offsets: list[int | None]) -> tuple[Step, ...] | None:
+    """Step records of plain ATIF steps; None when a step has another shape (the general
+    path then reads the document, ignoring the position keys added here)."""
     if _VALIDATOR is None:
-        return False
-    for raw in steps:
-        if type(raw) is not dict or raw.get("source") not in _SOURCES:
-            return False
-        if type(raw.get("message", "")) is not str:
-            return False
-        reasoning = raw.get("reasoning_content")
-        if reasoning is not None and (type(reasoning) is not str or not reasoning):
-            return False
-        for call in raw.get("tool_calls") or ():
-            if type(call) is not dict or type(call.get("function_name")) is not str or \
-                    not call["function_name"] or type(call.get("arguments", {})) is not dict \
-                    or type(call.get("tool_call_id", "")) is not str:
-                return False
-        observation = raw.get("observation")
-        if observation is None:
-            continue
-        if type(observation) is not dict:
-            return False
-        for result in observation.get("results") or ():
-            if type(result) is not dict or type(result.get("content", "")) is not str or \
-                    type(result.get("source_call_id", "")) is not str or \
-                    "subagent_trajectory_ref" in result:
-                return False
-    return True
-
-
-def fast_steps(steps: list[dict[str, Any]], where: str,
-               offsets: list[int | None]) -> tuple[Step, ...]:
-    """Step records of plain ATIF steps (see :func:`plain`)."""
+        return None
     for i, raw in enumerate(steps):
+        if type(raw) is not dict:
+            return None
         raw["_i"] = i
         raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[i]}
-    assert _VALIDATOR is not None
-    return tuple(_VALIDATOR.validate_python(steps))
+    try:
+        return tuple(_VALIDATOR.validate_python(steps))
+    except ValidationError:
+        return None
