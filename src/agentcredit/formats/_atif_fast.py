@@ -5,14 +5,13 @@ pydantic-core with ATIF's field names as validation aliases and unknown ATIF fie
 so the result is exactly the ``Step`` records the general path builds, without building an
 intermediate dict per step in Python. Only trajectories whose every step is plain (text
 messages, dict arguments, text results, no images or subagent references) take it: a byte
-scan rules out the shapes the aliases would misread, and any step of another shape fails
-validation; both send the document through the general path.
+search and a check of the built steps rule out the shapes the aliases would misread, and any
+step of another shape fails validation; all send the document through the general path.
 """
 
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -81,16 +80,16 @@ _VALIDATOR = _build()
 
 
 # Shapes the aliased schema would accept but read differently from the general path: a
-# subagent reference (the general path keeps it), an empty reasoning text (dropped there)
-# and an empty function name (replaced by "name" there). Anything else the general path
-# reads differently fails validation here and falls back.
-_BLOCKERS = re.compile(rb'"subagent_trajectory_ref"|"reasoning_content"\s*:\s*""|'
-                       rb'"function_name"\s*:\s*""')
+# subagent reference (kept by the general path; found by a byte search here), an empty
+# reasoning text (dropped there) and an empty function name (replaced by "name" there; both
+# checked on the validated steps). Anything else the general path reads differently fails
+# validation here and falls back.
+_SUBAGENT = b'"subagent_trajectory_ref"'
 
 
 def plain(raw: bytes) -> bool:
     """Whether the document may take the fast path (validation decides the rest)."""
-    return _VALIDATOR is not None and _BLOCKERS.search(raw) is None
+    return _VALIDATOR is not None and _SUBAGENT not in raw
 
 
 def fast_steps(steps: list[Any], where: str,
@@ -105,6 +104,10 @@ def fast_steps(steps: list[Any], where: str,
         raw["_i"] = i
         raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[i]}
     try:
-        return tuple(_VALIDATOR.validate_python(steps))
+        built = tuple(_VALIDATOR.validate_python(steps))
     except ValidationError:
         return None
+    for step in built:
+        if step.reasoning == "" or any(not call.name for call in step.tool_calls):
+            return None
+    return built

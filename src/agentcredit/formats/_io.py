@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -43,18 +44,46 @@ def file_size(path: Path) -> int:
 
 def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
                known_size: int | None = None) -> bytes:
-    """Read a whole file, refusing files over ``max_bytes`` before reading them."""
-    size = file_size(path) if known_size is None else known_size
-    if size > max_bytes:
-        raise InputError(
-            str(path),
-            f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
-            "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
-        )
+    """Read a whole file, refusing files over ``max_bytes`` before reading them.
+
+    One open and one ``fstat`` per file (non-blocking, so a FIFO is refused, not waited on).
+    """
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise InputError(str(path), "not a regular file")
+        size = info.st_size if known_size is None else known_size
+        if size > max_bytes:
+            raise InputError(
+                str(path),
+                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+                "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
+            )
+        chunks = []
+        while True:
+            chunk = os.read(fd, max(info.st_size + 1, 65536))
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
     except OSError as exc:
         raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _open_error(path: Path, exc: OSError) -> InputError:
+    if exc.errno == errno.ELOOP:
+        return InputError(str(path), "symlink loop")
+    if exc.errno == errno.ENOENT and path.is_symlink():
+        return InputError(str(path), "broken symlink")
+    if exc.errno == errno.EISDIR:
+        return InputError(str(path), "not a regular file")
+    return InputError(str(path), f"cannot read: {exc.strerror or exc}")
 
 
 def decode_text(path: Path, data: bytes) -> str:

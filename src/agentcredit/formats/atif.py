@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +31,7 @@ STEPS: TypeAdapter[tuple[Step, ...]] = TypeAdapter(tuple[Step, ...])
 KNOWN_MINOR = 7
 _VERSION = re.compile(r"^ATIF-v1\.(\d+)$")
 _STEP_ID = re.compile(rb'"step_id"\s*:\s*(\d+)')
-_KEY = b'"step_id"'
+_KEY_AT = re.compile(re.escape(b'"step_id"'))
 _SOURCES = {"system": "system", "user": "user", "agent": "agent", "assistant": "agent"}
 
 
@@ -183,10 +182,9 @@ def _step_offsets(raw: bytes, count: int) -> list[int | None]:
     >>> _step_offsets(b'{"steps": [{"step_id": 1}, {"step_id": 2}]}', 2)
     [12, 28]
     """
-    pieces = raw.split(_KEY)
-    if len(pieces) - 1 == count:  # the usual case: one key per step, none nested
-        ends = list(accumulate(len(p) + len(_KEY) for p in pieces[:-1]))
-        return [end - len(_KEY) for end in ends]
+    found = [m.start() for m in _KEY_AT.finditer(raw)]
+    if len(found) == count:  # the usual case: one key per step, none nested
+        return list(found)
     offsets: list[int | None] = []
     expected = None
     for match in _STEP_ID.finditer(raw):

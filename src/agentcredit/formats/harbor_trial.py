@@ -70,7 +70,7 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
     config = result.get("config") if isinstance(result.get("config"), dict) else {}
     assert isinstance(config, dict)
     names = [str(config.get("trials_dir") or ""), str(result.get("trial_uri") or ""),
-             *Path(os.path.abspath(folder)).parts[-3:]]
+             *os.path.abspath(folder).split(os.sep)[-3:]]
     text = " ".join(names).lower()
     if _NO_SKILLS.search(text):
         return "no-skills"
