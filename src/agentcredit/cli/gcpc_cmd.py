@@ -212,62 +212,52 @@ def run(
     console = Console()
     _check_evidence(console, evidence)
     with _exclusive(console, out):
-        _run_command(console, tasks, trials, out, model, rules, per_item, holistic, generic,
-                     seed, concurrency, base_url, cache, no_cache, retry_failed, no_redact,
-                     budget_tokens, fmt, batch, rpm, tpm, prices, evidence, inspect_scorer)
+        start = time.perf_counter()
+        client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
+                         out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        if client is None:
+            console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
+                          "verifiers and items are judged from per-check verifier results only")
+        task_list, _ = _load([tasks], console, inspect_scorer)
+        _, trial_list = _load([trials], console, inspect_scorer)
+        console.print(f"{len(task_list)} tasks, {len(trial_list)} trials")
+        try:
+            rule_set = load_rules(rules)
+            checklist_dir = out / "checklists"
+            with _progress(console, "checklists") as bar:
+                job = bar.add_task("build", total=len(task_list))
+                report = asyncio.run(build_checklists(
+                    task_list, checklist_dir, rule_set, model=client, concurrency=concurrency,
+                    progress=lambda _: bar.advance(job)))
+            console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
+                          f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
+                          + (f", {len(report.deferred)} queued for a batch" if report.deferred
+                             else ""))
+            checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
+        except (AgentCreditError, ChecklistIntegrityError) as exc:
+            console.print(f"[red]error[/red] {exc}")
+            raise typer.Exit(2) from None
+        store = RunStore(out)
+        _meta(store, {"command": "run", "tasks": str(tasks), "trials": str(trials),
+                      "model": client.model_id if client else None, "seed": seed,
+                      "rules": rule_set.ref(), "judge_prompt_version": JUDGE_PROMPT_VERSION,
+                      "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+                      "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
+                      "per_item": per_item, "budget_tokens": budget_tokens,
+                      "evidence": evidence})
+        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                               budget_tokens=budget_tokens, concurrency=concurrency,
+                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+        judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
+                        options)
+        path, summary = _write_scores(store, out, fmt)
+        report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
+        _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
+        console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
+        if batch and client is not None and client.cache is not None:
+            _next_step(console, client, more_rounds=bool(report.deferred),
+                       queued=bool(report.deferred or judged.deferred))
 
-
-def _run_command(console: Console, tasks: Path, trials: Path, out: Path, model: str | None,
-                 rules: Path | None, per_item: bool, holistic: bool, generic: bool, seed: int,
-                 concurrency: int, base_url: str | None, cache: Path | None, no_cache: bool,
-                 retry_failed: bool, no_redact: bool, budget_tokens: int, fmt: str,
-                 batch: bool, rpm: int | None, tpm: int | None, prices: Path | None,
-                 evidence: str, inspect_scorer: str | None = None) -> None:
-    start = time.perf_counter()
-    client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                     out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
-    if client is None:
-        console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
-                      "verifiers and items are judged from per-check verifier results only")
-    task_list, _ = _load([tasks], console, inspect_scorer)
-    _, trial_list = _load([trials], console, inspect_scorer)
-    console.print(f"{len(task_list)} tasks, {len(trial_list)} trials")
-    try:
-        rule_set = load_rules(rules)
-        checklist_dir = out / "checklists"
-        with _progress(console, "checklists") as bar:
-            job = bar.add_task("build", total=len(task_list))
-            report = asyncio.run(build_checklists(
-                task_list, checklist_dir, rule_set, model=client, concurrency=concurrency,
-                progress=lambda _: bar.advance(job)))
-        console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
-                      f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
-                      + (f", {len(report.deferred)} queued for a batch" if report.deferred
-                         else ""))
-        checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
-    except (AgentCreditError, ChecklistIntegrityError) as exc:
-        console.print(f"[red]error[/red] {exc}")
-        raise typer.Exit(2) from None
-    store = RunStore(out)
-    _meta(store, {"command": "run", "tasks": str(tasks), "trials": str(trials),
-                  "model": client.model_id if client else None, "seed": seed,
-                  "rules": rule_set.ref(), "judge_prompt_version": JUDGE_PROMPT_VERSION,
-                  "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-                  "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-                  "per_item": per_item, "budget_tokens": budget_tokens,
-                  "evidence": evidence})
-    options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                           budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed, generic=generic, evidence=evidence)
-    judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
-                    options)
-    path, summary = _write_scores(store, out, fmt)
-    report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
-    _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-    console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
-    if batch and client is not None and client.cache is not None:
-        _next_step(console, client, more_rounds=bool(report.deferred),
-                   queued=bool(report.deferred or judged.deferred))
 
 
 def judge(
@@ -298,42 +288,32 @@ def judge(
     console = Console()
     _check_evidence(console, evidence)
     with _exclusive(console, out):
-        _judge_command(console, trials, checklists_dir, out, model, tasks, per_item, holistic,
-                       generic, seed, concurrency, base_url, cache, no_cache, retry_failed,
-                       no_redact, budget_tokens, batch, rpm, tpm, prices, evidence)
+        start = time.perf_counter()
+        client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
+                         out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        try:
+            checklists = load_checklists(checklists_dir)
+        except (AgentCreditError, ChecklistIntegrityError) as exc:
+            console.print(f"[red]error[/red] {exc}")
+            raise typer.Exit(2) from None
+        task_list = _load([tasks], console)[0] if tasks else []
+        _, trial_list = _load([trials], console)
+        store = RunStore(out)
+        _meta(store, {"command": "judge", "trials": str(trials), "checklists": str(checklists_dir),
+                      "model": client.model_id if client else None, "seed": seed,
+                      "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
+                      "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+                      "budget_tokens": budget_tokens, "evidence": evidence})
+        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                               budget_tokens=budget_tokens, concurrency=concurrency,
+                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+        judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
+                        options)
+        _, summary = _write_scores(store, out, "csv")
+        _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
+        if batch and client is not None and client.cache is not None:
+            _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
 
-
-def _judge_command(console: Console, trials: Path, checklists_dir: Path, out: Path,
-                   model: str | None, tasks: Path | None, per_item: bool, holistic: bool,
-                   generic: bool, seed: int, concurrency: int, base_url: str | None,
-                   cache: Path | None, no_cache: bool, retry_failed: bool, no_redact: bool,
-                   budget_tokens: int, batch: bool, rpm: int | None, tpm: int | None,
-                   prices: Path | None, evidence: str) -> None:
-    start = time.perf_counter()
-    client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                     out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
-    try:
-        checklists = load_checklists(checklists_dir)
-    except (AgentCreditError, ChecklistIntegrityError) as exc:
-        console.print(f"[red]error[/red] {exc}")
-        raise typer.Exit(2) from None
-    task_list = _load([tasks], console)[0] if tasks else []
-    _, trial_list = _load([trials], console)
-    store = RunStore(out)
-    _meta(store, {"command": "judge", "trials": str(trials), "checklists": str(checklists_dir),
-                  "model": client.model_id if client else None, "seed": seed,
-                  "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
-                  "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-                  "budget_tokens": budget_tokens, "evidence": evidence})
-    options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                           budget_tokens=budget_tokens, concurrency=concurrency,
-                           retry_failed=retry_failed, generic=generic, evidence=evidence)
-    judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
-                    options)
-    _, summary = _write_scores(store, out, "csv")
-    _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-    if batch and client is not None and client.cache is not None:
-        _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
 
 
 def _check_evidence(console: Console, evidence: str) -> None:

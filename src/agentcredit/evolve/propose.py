@@ -10,9 +10,9 @@ gates (≤ 2 repairs) like any skill of the bank.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -142,38 +142,48 @@ def _next(skill: Skill, note: str, trials: Sequence[Trial]) -> dict[str, object]
 async def propose_guidance(skill: Skill, trials: Sequence[Trial], evidence: str, model: Model,
                            context: GateContext) -> Outcome:
     """A gated guidance revision, or why there is none."""
-    seen: list[GuidanceDiagnosis] = []
-
-    def to_skill(answer: GuidanceDiagnosis) -> Skill | None:
-        seen.append(answer)
-        if not answer.genuine or not answer.guidance:
-            return None
-        stages = tuple(GuidanceStage(name=g.name.strip(), action=g.action.strip())
-                       for g in answer.guidance)
-        return skill.model_copy(update={"guidance": stages, "body": None,
-                                        **_next(skill, answer.rationale, trials)})
-
-    result = await ask_gated(model, guidance_messages(skill, evidence), GuidanceDiagnosis,
-                             to_skill, context)
-    return _wrap(result, seen[-1] if seen else None)
+    return await _propose(skill, trials, model, context, guidance_messages(skill, evidence),
+                          GuidanceDiagnosis, _guidance_patch)
 
 
 async def propose_rubric(skill: Skill, trials: Sequence[Trial], evidence: str, model: Model,
                          context: GateContext) -> Outcome:
     """A gated rubric revision, or why there is none."""
-    seen: list[RubricDiagnosis] = []
+    return await _propose(skill, trials, model, context, rubric_messages(skill, evidence),
+                          RubricDiagnosis, _rubric_patch)
 
-    def to_skill(answer: RubricDiagnosis) -> Skill | None:
+
+def _guidance_patch(answer: GuidanceDiagnosis) -> dict[str, object] | None:
+    if not answer.genuine or not answer.guidance:
+        return None
+    return {"body": None, "guidance": tuple(
+        GuidanceStage(name=g.name.strip(), action=g.action.strip()) for g in answer.guidance)}
+
+
+def _rubric_patch(answer: RubricDiagnosis) -> dict[str, object] | None:
+    if not answer.genuine or not answer.rubric:
+        return None
+    return {"rubric": criteria(answer.rubric)}
+
+
+D = TypeVar("D", GuidanceDiagnosis, RubricDiagnosis)
+
+
+async def _propose(skill: Skill, trials: Sequence[Trial], model: Model, context: GateContext,
+                   messages: list[Message], schema: type[D],
+                   patch: Callable[[D], dict[str, object] | None]) -> Outcome:
+    """One diagnosis call; a genuine defect's patch becomes the next version, gated."""
+    seen: list[D] = []
+
+    def to_skill(answer: D) -> Skill | None:
         seen.append(answer)
-        if not answer.genuine or not answer.rubric:
+        update = patch(answer)
+        if update is None:
             return None
-        return skill.model_copy(update={"rubric": criteria(answer.rubric),
-                                        **_next(skill, answer.rationale, trials)})
+        return skill.model_copy(update={**update, **_next(skill, answer.rationale, trials)})
 
-    result = await ask_gated(model, rubric_messages(skill, evidence), RubricDiagnosis,
-                             to_skill, context)
-    last = seen[-1] if seen else None
-    return _wrap(result, last)
+    result = await ask_gated(model, messages, schema, to_skill, context)
+    return _wrap(result, seen[-1] if seen else None)
 
 
 def _wrap(result: Skill | Pending | Failed | Rejected | None,

@@ -23,7 +23,7 @@ import numpy as np
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
-from agentcredit.rewards.turn_rewards import Scored, arrays, rubric_satisfaction
+from agentcredit.rewards.turn_rewards import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Origin, RubricCriterion, SkillBank, Step, Trial, TrialVerdict
 
@@ -206,15 +206,9 @@ def turn_advantages(verdicts: Sequence[TrialVerdict],
                     outcomes: Sequence[float | None], groups: Sequence[str], *,
                     process_weight: float = 1.0, normalize: bool = False) -> list[np.ndarray]:
     """Per-turn combined advantages, one array per trajectory (its real turns only)."""
-    from agentcredit.rewards.advantages import compute_advantages
-
     items = [Scored(verdict=v, rubric=tuple(r), outcome=o, group=g)
              for v, r, o, g in zip(verdicts, rubrics, outcomes, groups, strict=True)]
     if not items:
         return []
-    data = arrays(items)
-    result = compute_advantages(
-        data["values"], data["responsibility"], data["satisfied"], data["valid"],
-        data["weights"], data["turn_mask"], data["outcomes"], data["groups"],
-        process_weight=process_weight, normalize=normalize)
+    result = advantages_of(items, process_weight=process_weight, normalize=normalize)
     return [result.combined[i, :len(v.turn_steps)].copy() for i, v in enumerate(verdicts)]

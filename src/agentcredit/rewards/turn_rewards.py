@@ -80,17 +80,23 @@ def arrays(items: Sequence[Scored]) -> dict[str, np.ndarray]:
             "groups": np.array([groups[s.group] for s in items], dtype=np.int64)}
 
 
+def advantages_of(items: Sequence[Scored], *, process_weight: float = 1.0,
+                  normalize: bool = False) -> Advantages:
+    """:func:`compute_advantages` over the padded arrays of ``items``."""
+    data = arrays(items)
+    return compute_advantages(
+        data["values"], data["responsibility"], data["satisfied"], data["valid"],
+        data["weights"], data["turn_mask"], data["outcomes"], data["groups"],
+        process_weight=process_weight, normalize=normalize)
+
+
 def reward_table(items: Sequence[Scored], *, process_weight: float = 1.0,
                  normalize: bool = False) -> RewardTable:
     """One row per agent turn of every trajectory, with the group rules' reports."""
     table = RewardTable()
     if not items:
         return table
-    data = arrays(items)
-    result = compute_advantages(
-        data["values"], data["responsibility"], data["satisfied"], data["valid"],
-        data["weights"], data["turn_mask"], data["outcomes"], data["groups"],
-        process_weight=process_weight, normalize=normalize)
+    result = advantages_of(items, process_weight=process_weight, normalize=normalize)
     names = list(dict.fromkeys(s.group for s in items))
     table.suppressed = [names[g] for g in result.suppressed_groups]
     table.dropped = [names[g] for g in result.dropped_groups]

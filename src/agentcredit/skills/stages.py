@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -107,9 +107,3 @@ def skill_from_draft(draft: DualViewDraft, *, skill_id: str, lineage: Lineage,
                                 for g in draft.guidance),
                  rubric=criteria(draft.rubric), lineage=lineage, version=version)
 
-
-def dump(value: Any) -> str:
-    """A stage output as JSON text for the build store."""
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    raise TypeError(f"cannot store {type(value).__name__}")
