@@ -16,7 +16,7 @@ def _both(path: Path) -> tuple[object, object] | None:
     raw = path.read_bytes()
     doc = pydantic_core.from_json(raw)
     steps = doc.get("steps") if isinstance(doc, dict) else None
-    if not isinstance(steps, list) or not _atif_fast.plain(raw):
+    if not isinstance(steps, list):
         return None
     offsets = atif._step_offsets(raw, len(steps))
     offsets += [None] * (len(steps) - len(offsets))
@@ -71,8 +71,26 @@ def test_other_shapes_take_the_general_path(step: dict[str, object], tmp_path: P
     doc = {"schema_version": "ATIF-v1.6", "session_id": "s", "agent": {"name": "a"},
            "steps": [{"step_id": 1, "source": "user", "message": "go"}, {"step_id": 2, **step}]}
     raw = json.dumps(doc).encode()
-    fast = _atif_fast.fast_steps(json.loads(raw)["steps"], "x", [None, None]) \
-        if _atif_fast.plain(raw) else None
-    assert fast is None
+    assert _atif_fast.fast_steps(json.loads(raw)["steps"], "x", [None, None]) is None
     parsed = atif.read_atif(tmp_path / "t.json", raw, json.loads(raw))
     assert len(parsed.steps) == 2 and parsed.steps[1].source == "agent"
+
+
+@pytest.mark.parametrize("step", [
+    {"source": "agent", "message": "x", "observation": {"results": [
+        {"content": "o", "subagent_trajectory_ref": [{"session_id": "s", "extra": 1}, {}]}]}},
+    {"source": "agent", "message": "x", "images": [{"mime_type": "image/png"}],
+     "observation": {"results": [{"content": "o", "is_error": True, "images": "no"}]}},
+    {"source": "agent", "message": "x", "reasoning_content": "r", "timestamp": "t",
+     "tool_calls": [{"tool_call_id": "c", "function_name": "f", "arguments": {"a": [1]}}],
+     "observation": {"results": [{"source_call_id": "c", "content": "o"}]}},
+])
+def test_shapes_the_fast_path_reads_exactly_as_the_general_path(step: dict[str, object]) -> None:
+    """Subagent references as a list of objects are read alike; keys the general path does
+    not read from a step (images, is_error) are ignored by the fast path too."""
+    steps = [{"step_id": 1, "source": "user", "message": "go"}, {"step_id": 2, **step}]
+    general = atif.STEPS.validate_python(
+        [atif._step("x", i, s, None) for i, s in enumerate(json.loads(json.dumps(steps)))])
+    fast = _atif_fast.fast_steps(json.loads(json.dumps(steps)), "x", [None, None])
+    assert fast is not None
+    assert fast == general

@@ -4,9 +4,10 @@ The records' own schemas (``Step``, ``ToolCall``, ``Observation``, ``Origin``) a
 pydantic-core with ATIF's field names as validation aliases and unknown ATIF fields ignored,
 so the result is exactly the ``Step`` records the general path builds, without building an
 intermediate dict per step in Python. Only trajectories whose every step is plain (text
-messages, dict arguments, text results, no images or subagent references) take it: a byte
-search and a check of the built steps rule out the shapes the aliases would misread, and any
-step of another shape fails validation; all send the document through the general path.
+messages, dict arguments, text results, subagent references as a list of objects) take it:
+fields the general path does not read from a step are aliased to keys no document has, a
+check of the built steps rules out the two shapes the aliases would misread, and any step of
+another shape fails validation; all send the document through the general path.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from pydantic_core import SchemaValidator, ValidationError
 
 from agentcredit.schema import ImageRef, Observation, Origin, Step, SubagentRef, ToolCall
 
-_SOURCES = frozenset({"system", "user", "agent"})
+_NEVER = "\x00"  # a key prefix no JSON document uses: fields the general path never reads
 _ALIASES: dict[str, dict[str, Any]] = {
     "Step": {"index": "_i", "origin": "_o", "reasoning": "reasoning_content",
-             "observations": [["observation", "results"]]},
+             "observations": [["observation", "results"]], "images": _NEVER + "images"},
     "ToolCall": {"id": "tool_call_id", "name": "function_name"},
-    "Observation": {"call_id": "source_call_id", "text": "content"},
+    "Observation": {"call_id": "source_call_id", "text": "content",
+                    "subagents": "subagent_trajectory_ref", "images": _NEVER + "images",
+                    "is_error": _NEVER + "is_error"},
 }
 
 
@@ -79,17 +82,11 @@ def _build() -> SchemaValidator | None:
 _VALIDATOR = _build()
 
 
-# Shapes the aliased schema would accept but read differently from the general path: a
-# subagent reference (kept by the general path; found by a byte search here), an empty
-# reasoning text (dropped there) and an empty function name (replaced by "name" there; both
-# checked on the validated steps). Anything else the general path reads differently fails
-# validation here and falls back.
-_SUBAGENT = b'"subagent_trajectory_ref"'
-
-
-def plain(raw: bytes) -> bool:
-    """Whether the document may take the fast path (validation decides the rest)."""
-    return _VALIDATOR is not None and _SUBAGENT not in raw
+# Two shapes the aliased schema accepts but the general path reads differently: an empty
+# reasoning text (dropped there) and an empty function name (replaced by "name" there); both
+# are checked on the validated steps. Anything else the general path reads differently
+# (content parts, a subagent reference that is not a list of objects, numbers where text
+# belongs) fails validation here and falls back.
 
 
 def fast_steps(steps: list[Any], where: str,

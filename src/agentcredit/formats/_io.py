@@ -42,11 +42,23 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
-               known_size: int | None = None) -> bytes:
+class TooLarge(InputError):
+    """A file over the size limit (``size`` in bytes), refused before it was read."""
+
+    def __init__(self, path: str, size: int, max_bytes: int) -> None:
+        super().__init__(
+            path,
+            f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+            "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
+        )
+        self.size = size
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a whole file, refusing files over ``max_bytes`` before reading them.
 
-    One open and one ``fstat`` per file (non-blocking, so a FIFO is refused, not waited on).
+    One open, one ``fstat`` and (for a regular file that does not change meanwhile) one
+    read per file; non-blocking, so a FIFO is refused, not waited on.
     """
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
@@ -55,35 +67,35 @@ def read_bytes(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, *,
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise InputError(str(path), "not a regular file")
-        size = info.st_size if known_size is None else known_size
-        if size > max_bytes:
-            raise InputError(
-                str(path),
-                f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
-                "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
-            )
-        chunks = []
-        while True:
-            chunk = os.read(fd, max(info.st_size + 1, 65536))
-            if not chunk:
-                break
+            raise InputError(os.fspath(path), "not a regular file")
+        if info.st_size > max_bytes:
+            raise TooLarge(os.fspath(path), info.st_size, max_bytes)
+        want = info.st_size + 1  # one byte more than the size: a short read is the end
+        data = os.read(fd, want)
+        if len(data) < want:
+            return data
+        chunks, total = [data], len(data)  # the file grew while being read: read to its end
+        while chunk := os.read(fd, 1 << 20):
             chunks.append(chunk)
+            total += len(chunk)
+            if total > max_bytes:
+                raise TooLarge(os.fspath(path), total, max_bytes)
         return b"".join(chunks)
     except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+        raise InputError(os.fspath(path), f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 
 
-def _open_error(path: Path, exc: OSError) -> InputError:
+def _open_error(path: str | os.PathLike[str], exc: OSError) -> InputError:
+    where = os.fspath(path)
     if exc.errno == errno.ELOOP:
-        return InputError(str(path), "symlink loop")
-    if exc.errno == errno.ENOENT and path.is_symlink():
-        return InputError(str(path), "broken symlink")
+        return InputError(where, "symlink loop")
+    if exc.errno == errno.ENOENT and os.path.islink(where):
+        return InputError(where, "broken symlink")
     if exc.errno == errno.EISDIR:
-        return InputError(str(path), "not a regular file")
-    return InputError(str(path), f"cannot read: {exc.strerror or exc}")
+        return InputError(where, "not a regular file")
+    return InputError(where, f"cannot read: {exc.strerror or exc}")
 
 
 def decode_text(path: Path, data: bytes) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from agentcredit.errors import InputError
-from agentcredit.formats._atif_fast import fast_steps, plain
+from agentcredit.formats._atif_fast import fast_steps
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -65,9 +65,10 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     offsets += [None] * (len(steps_raw) - len(offsets))
     where = str(path)
     try:
-        steps = _fast(raw, steps_raw, where, offsets) or STEPS.validate_python(
-            [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)]
-        )
+        steps = fast_steps(steps_raw, where, offsets) if steps_raw else None
+        if steps is None:
+            steps = STEPS.validate_python(
+                [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)])
     except ValidationError as exc:
         raise InputError(str(path), f"wrong field types: {_first_error(exc)}") from None
     agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
@@ -84,14 +85,6 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
         session_id=opt_str(doc.get("session_id") or doc.get("trajectory_id")),
         notes=tuple(notes),
     )
-
-
-def _fast(raw: bytes, steps: list[Any], where: str,
-          offsets: list[int | None]) -> tuple[Step, ...] | None:
-    """The fast path for plain steps (None: take the general path)."""
-    if not steps or not plain(raw):
-        return None
-    return fast_steps(steps, where, offsets)
 
 
 def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any]:

@@ -8,8 +8,7 @@ from typing import Any
 
 from agentcredit.errors import InputError
 from agentcredit.formats._io import (
-    DEFAULT_MAX_BYTES,
-    file_size,
+    TooLarge,
     parse_json,
     peek_first_json_line,
     read_bytes,
@@ -53,10 +52,12 @@ def _sniff_first_line(raw: bytes) -> str | None:
 
 def read_trajectory_file(path: Path) -> ParsedTrajectory:
     """Parse a trajectory file of any supported format; InputError when none fits."""
-    size = file_size(path)
-    if size > DEFAULT_MAX_BYTES and sniff_jsonl(path) == "claude-code":
-        return read_claude_code(path)  # streamed line by line, whatever its size
-    raw = read_bytes(path, known_size=size)
+    try:
+        raw = read_bytes(path)
+    except TooLarge:
+        if sniff_jsonl(path) == "claude-code":
+            return read_claude_code(path)  # streamed line by line, whatever its size
+        raise
     kind = _sniff_first_line(raw)
     if kind == "claude-code":
         return read_claude_code(path)
