@@ -5,9 +5,10 @@ pydantic-core with ATIF's field names as validation aliases and unknown ATIF fie
 so the result is exactly the ``Step`` records the general path builds, without building an
 intermediate dict per step in Python. Only trajectories whose every step is plain (text
 messages, dict arguments, text results, subagent references as a list of objects) take it:
-fields the general path does not read from a step are aliased to keys no document has, a
-check of the built steps rules out the two shapes the aliases would misread, and any step of
-another shape fails validation; all send the document through the general path.
+fields the general path does not read from a step are aliased to keys no document has, texts
+the general path drops when empty must not be empty, and any step of another shape (content
+parts, numbers where text belongs, a subagent reference that is not a list of objects) fails
+validation; all send the document through the general path.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from pydantic_core import SchemaValidator, ValidationError
 from agentcredit.schema import ImageRef, Observation, Origin, Step, SubagentRef, ToolCall
 
 _NEVER = "\x00"  # a key prefix no JSON document uses: fields the general path never reads
+# An empty reasoning text is dropped by the general path and an empty function name replaced
+# by "name" there: here both fail validation, so such steps fall back.
+_NON_EMPTY = {"Step": ("reasoning",), "ToolCall": ("name",)}
 _ALIASES: dict[str, dict[str, Any]] = {
     "Step": {"index": "_i", "origin": "_o", "reasoning": "reasoning_content",
              "observations": [["observation", "results"]], "images": _NEVER + "images"},
@@ -43,7 +47,16 @@ def _rewrite(schema: Any) -> Any:
         name = out["schema"].get("model_name")
         for field, alias in _ALIASES.get(name, {}).items():
             out["schema"]["fields"][field]["validation_alias"] = alias
+        for field in _NON_EMPTY.get(name, ()):
+            _str_schema(out["schema"]["fields"][field])["min_length"] = 1
     return out
+
+
+def _str_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The str schema inside a field's default / nullable wrappers."""
+    while schema.get("type") != "str":
+        schema = schema["schema"]
+    return schema
 
 
 def _build() -> SchemaValidator | None:
@@ -82,13 +95,6 @@ def _build() -> SchemaValidator | None:
 _VALIDATOR = _build()
 
 
-# Two shapes the aliased schema accepts but the general path reads differently: an empty
-# reasoning text (dropped there) and an empty function name (replaced by "name" there); both
-# are checked on the validated steps. Anything else the general path reads differently
-# (content parts, a subagent reference that is not a list of objects, numbers where text
-# belongs) fails validation here and falls back.
-
-
 def fast_steps(steps: list[Any], where: str,
                offsets: list[int | None]) -> tuple[Step, ...] | None:
     """Step records of plain ATIF steps; None when a step has another shape (the general
@@ -101,10 +107,6 @@ def fast_steps(steps: list[Any], where: str,
         raw["_i"] = i
         raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[i]}
     try:
-        built = tuple(_VALIDATOR.validate_python(steps))
+        return tuple(_VALIDATOR.validate_python(steps))
     except ValidationError:
         return None
-    for step in built:
-        if step.reasoning == "" or any(not call.name for call in step.tool_calls):
-            return None
-    return built

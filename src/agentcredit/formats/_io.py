@@ -20,6 +20,9 @@ import pydantic_core
 
 from agentcredit.errors import InputError
 
+StrPath = str | os.PathLike[str]
+"""A path as text or as a path object (the readers' hot paths pass text)."""
+
 DEFAULT_MAX_BYTES = int(float(os.environ.get("AGENTCREDIT_MAX_FILE_MB", "64")) * 1024 * 1024)
 """Largest JSON document read whole; bigger files are refused with a size reason."""
 
@@ -54,7 +57,7 @@ class TooLarge(InputError):
         self.size = size
 
 
-def read_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a whole file, refusing files over ``max_bytes`` before reading them.
 
     One open, one ``fstat`` and (for a regular file that does not change meanwhile) one
@@ -87,7 +90,7 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int = DEFAULT_MAX_BYTES)
         os.close(fd)
 
 
-def _open_error(path: str | os.PathLike[str], exc: OSError) -> InputError:
+def _open_error(path: StrPath, exc: OSError) -> InputError:
     where = os.fspath(path)
     if exc.errno == errno.ELOOP:
         return InputError(where, "symlink loop")
@@ -98,47 +101,47 @@ def _open_error(path: str | os.PathLike[str], exc: OSError) -> InputError:
     return InputError(where, f"cannot read: {exc.strerror or exc}")
 
 
-def decode_text(path: Path, data: bytes) -> str:
+def decode_text(path: StrPath, data: bytes) -> str:
     """Decode UTF-8 text, rejecting binary content and invalid byte sequences."""
     if b"\x00" in data[:8192]:
-        raise InputError(str(path), "binary content (NUL bytes), not text")
+        raise InputError(os.fspath(path), "binary content (NUL bytes), not text")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(str(path), f"invalid UTF-8 at byte {exc.start}") from None
+        raise InputError(os.fspath(path), f"invalid UTF-8 at byte {exc.start}") from None
 
 
-def read_text(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+def read_text(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
     """Read a UTF-8 text file with the checks of :func:`read_bytes` and :func:`decode_text`."""
     return decode_text(path, read_bytes(path, max_bytes))
 
 
-def parse_json(path: Path, data: bytes) -> Any:
+def parse_json(path: StrPath, data: bytes) -> Any:
     """Parse JSON bytes, turning every failure into a one-line InputError.
 
     Uses pydantic-core's parser (about twice as fast as the standard library's); on
     failure the standard library re-parses to give a precise reason.
     """
     if b"\x00" in data[:8192]:
-        raise InputError(str(path), "binary content (NUL bytes), not text")
+        raise InputError(os.fspath(path), "binary content (NUL bytes), not text")
     try:
         return pydantic_core.from_json(data)
     except ValueError:
         pass
     text = decode_text(path, data)
     if not text.strip():
-        raise InputError(str(path), "empty file")
+        raise InputError(os.fspath(path), "empty file")
     try:
         return json.loads(text)
     except RecursionError:
-        raise InputError(str(path), "JSON nested too deeply to read (more than "
+        raise InputError(os.fspath(path), "JSON nested too deeply to read (more than "
                          f"{sys.getrecursionlimit()} levels)") from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno} column {exc.colno}"
         if _left_open(text):
-            raise InputError(str(path), f"truncated JSON (input ends inside a value; {where}: "
-                             f"{exc.msg})") from None
-        raise InputError(str(path), f"malformed JSON at {where}: {exc.msg}") from None
+            raise InputError(os.fspath(path), "truncated JSON (input ends inside a value; "
+                             f"{where}: {exc.msg})") from None
+        raise InputError(os.fspath(path), f"malformed JSON at {where}: {exc.msg}") from None
 
 
 def _left_open(text: str) -> bool:
@@ -162,16 +165,16 @@ def _left_open(text: str) -> bool:
     return in_string or depth > 0
 
 
-def read_json(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+def read_json(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
     """Read and parse a JSON document."""
     return parse_json(path, read_bytes(path, max_bytes))
 
 
-def read_json_object(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+def read_json_object(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """Read a JSON document whose top level must be an object."""
     value = read_json(path, max_bytes)
     if not isinstance(value, dict):
-        raise InputError(str(path), f"expected a JSON object, found {type(value).__name__}")
+        raise InputError(os.fspath(path), f"expected a JSON object, found {type(value).__name__}")
     return value
 
 

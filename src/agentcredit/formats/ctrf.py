@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
+import os
 from typing import Any
 
 from agentcredit.errors import InputError
+from agentcredit.formats._io import StrPath
 from agentcredit.schema import CheckStatus
 
 _STATUS: dict[str, CheckStatus] = {
@@ -25,50 +26,57 @@ def is_ctrf(value: Any) -> bool:
     return isinstance(results, dict) and isinstance(results.get("tests"), list)
 
 
-def read_ctrf(path: Path, doc: Any) -> tuple[dict[str, CheckStatus], list[str]]:
+def read_ctrf(path: StrPath, doc: Any, *,
+              non_finite: bool = True) -> tuple[dict[str, CheckStatus], list[str]]:
     """Check id -> status, and what was odd in the report.
 
     A test reported twice keeps its worst status; a test without a name cannot be joined to a
     check and is reported; an unknown status is kept as ``error`` and reported; non-finite
-    numbers (NaN, Infinity) are reported.
+    numbers (NaN, Infinity) are reported. ``non_finite=False`` says the raw text holds none
+    (the caller searched it), which spares looking at every number.
     """
     if not is_ctrf(doc):
-        raise InputError(str(path), "not a CTRF report (no results.tests list)")
+        raise InputError(os.fspath(path), "not a CTRF report (no results.tests list)")
     checks: dict[str, CheckStatus] = {}
     nameless = 0
     unknown: list[str] = []
-    non_finite = 0
+    odd_numbers = 0
     for test in doc["results"]["tests"]:
-        if not isinstance(test, dict):
+        if type(test) is not dict:
             nameless += 1
             continue
-        non_finite += sum(1 for v in test.values()
-                          if isinstance(v, float) and not math.isfinite(v))
+        if non_finite:
+            odd_numbers += sum(1 for v in test.values()
+                               if isinstance(v, float) and not math.isfinite(v))
         name = test.get("name")
-        if not isinstance(name, str) or not name.strip():
+        if type(name) is not str or not name.strip():
             nameless += 1
             continue
         raw = test.get("status")
-        status = _STATUS.get(str(raw))
+        status = _STATUS.get(raw) if type(raw) is str else None
         if status is None:
             unknown.append(f"{name}: {raw!r}")
             status = "error"
-        checks[name] = _worst(checks.get(name), status)
+        old = checks.get(name)
+        checks[name] = status if old is None else _worst(old, status)
     problems = []
     if nameless:
         problems.append(f"{nameless} test(s) without a name or not an object were left out")
     if unknown:
         problems.append(f"unknown status kept as error for {len(unknown)} test(s): "
                         + "; ".join(unknown[:3]))
-    if non_finite:
-        problems.append(f"{non_finite} non-finite number(s) (NaN or Infinity) in test entries")
+    if odd_numbers:
+        problems.append(f"{odd_numbers} non-finite number(s) (NaN or Infinity) in test entries")
     return checks, problems
+
+
+def may_hold_non_finite(raw: bytes) -> bool:
+    """Whether JSON text may hold NaN or Infinity (False is certain)."""
+    return b"NaN" in raw or b"Infinity" in raw
 
 
 _RANK = {"passed": 0, "skipped": 1, "error": 2, "failed": 3}
 
 
-def _worst(old: CheckStatus | None, new: CheckStatus) -> CheckStatus:
-    if old is None:
-        return new
+def _worst(old: CheckStatus, new: CheckStatus) -> CheckStatus:
     return old if _RANK[old] >= _RANK[new] else new

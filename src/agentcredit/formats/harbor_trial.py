@@ -14,9 +14,9 @@ from typing import Any
 
 from agentcredit.errors import InputError
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
-from agentcredit.formats._io import read_json, read_json_object, read_text
+from agentcredit.formats._io import parse_json, read_bytes, read_json, read_json_object, read_text
 from agentcredit.formats._parsed import ParsedTrajectory
-from agentcredit.formats.ctrf import read_ctrf
+from agentcredit.formats.ctrf import may_hold_non_finite, read_ctrf
 from agentcredit.formats.trajectory_file import read_trajectory_file
 from agentcredit.schema import AgentInfo, CheckStatus, Condition, OutcomeStatus, TokenUsage, Trial
 
@@ -33,11 +33,13 @@ def is_harbor_trial_result(value: Any) -> bool:
 def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list[tuple[str, str]]]:
     """Read one trial folder; returns the trial and (path, reason) for parts not read."""
     problems: list[tuple[str, str]] = []
-    verifier = _listing(folder / "verifier")
-    checks = _checks(folder, verifier, problems)
-    reward, rewards_note = _reward(folder, result, verifier, problems)
+    base = os.fspath(folder)
+    verifier_dir = os.path.join(base, "verifier")
+    verifier = _listing(verifier_dir)
+    checks = _checks(verifier_dir, verifier, problems)
+    reward, rewards_note = _reward(verifier_dir, result, verifier, problems)
     outcome, reason = _outcome(result, reward)
-    trajectory = _trajectory(folder, problems)
+    trajectory = _trajectory(base, problems)
     agent_info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
     assert isinstance(agent_info, dict)
     notes = list(trajectory.notes if trajectory else ())
@@ -58,7 +60,7 @@ def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list
         started_at=opt_str(result.get("started_at")),
         finished_at=opt_str(result.get("finished_at")),
         format="harbor+" + (trajectory.format if trajectory else "no-trajectory"),
-        source_path=str(folder),
+        source_path=base,
         trajectory_path=trajectory.path if trajectory else None,
         notes=tuple(notes),
     )
@@ -79,7 +81,7 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
     return None
 
 
-def _listing(folder: Path) -> set[str]:
+def _listing(folder: str) -> set[str]:
     """Names in a folder (one system call; empty when it is missing or unreadable)."""
     try:
         return set(os.listdir(folder))
@@ -87,22 +89,23 @@ def _listing(folder: Path) -> set[str]:
         return set()
 
 
-def _checks(folder: Path, verifier: set[str],
+def _checks(verifier_dir: str, verifier: set[str],
             problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
     if "ctrf.json" not in verifier:
         return {}
-    path = folder / "verifier" / "ctrf.json"
+    path = os.path.join(verifier_dir, "ctrf.json")
     try:
-        checks, odd = read_ctrf(path, read_json(path))
+        raw = read_bytes(path)
+        checks, odd = read_ctrf(path, parse_json(path, raw), non_finite=may_hold_non_finite(raw))
     except InputError as exc:
-        problems.append((str(path), exc.reason))
+        problems.append((path, exc.reason))
         return {}
-    problems += [(str(path), reason) for reason in odd]
+    problems += [(path, reason) for reason in odd]
     return checks
 
 
 def _reward(
-    folder: Path, result: dict[str, Any], listed: set[str], problems: list[tuple[str, str]]
+    verifier_dir: str, result: dict[str, Any], listed: set[str], problems: list[tuple[str, str]]
 ) -> tuple[float | None, str | None]:
     verifier = result.get("verifier_result")
     rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
@@ -111,13 +114,13 @@ def _reward(
         if isinstance(value, int | float) and not isinstance(value, bool):
             extra = {k: v for k, v in rewards.items() if k != "reward"}
             return float(value), f"other rewards: {extra}" if extra else None
-    return _reward_file(folder, listed, problems), None
+    return _reward_file(verifier_dir, listed, problems), None
 
 
-def _reward_file(folder: Path, verifier: set[str],
+def _reward_file(verifier_dir: str, verifier: set[str],
                  problems: list[tuple[str, str]]) -> float | None:
-    text_path = folder / "verifier" / "reward.txt"
-    json_path = folder / "verifier" / "reward.json"
+    text_path = os.path.join(verifier_dir, "reward.txt")
+    json_path = os.path.join(verifier_dir, "reward.json")
     try:
         if "reward.txt" in verifier:
             return float(read_text(text_path).strip())
@@ -130,7 +133,7 @@ def _reward_file(folder: Path, verifier: set[str],
                 return float(first)
     except (InputError, ValueError, TypeError) as exc:
         reason = exc.reason if isinstance(exc, InputError) else f"unreadable reward: {exc}"
-        problems.append((str(folder / "verifier"), reason))
+        problems.append((verifier_dir, reason))
     return None
 
 
@@ -146,21 +149,23 @@ def _outcome(result: dict[str, Any], reward: float | None) -> tuple[OutcomeStatu
     return ("pass" if reward >= 1.0 - 1e-9 else "fail"), None
 
 
-def _trajectory(folder: Path, problems: list[tuple[str, str]]) -> ParsedTrajectory | None:
-    agent_dir = folder / "agent"
+def _trajectory(folder: str, problems: list[tuple[str, str]]) -> ParsedTrajectory | None:
+    agent_dir = os.path.join(folder, "agent")
     try:
         names = set(os.listdir(agent_dir))
     except OSError:
         return None
-    candidates = [agent_dir / name for name in TRAJECTORY_CANDIDATES if name in names]
-    candidates += [agent_dir / name for name in sorted(names) if name.endswith(".traj.json")]
-    for path in candidates:  # listed, so present (a dangling link is reported by the read)
-        try:
-            return read_trajectory_file(path)
-        except InputError as exc:
-            problems.append((str(path), exc.reason))
-            return None
-    return None
+    candidates = [name for name in TRAJECTORY_CANDIDATES if name in names]
+    candidates += [name for name in sorted(names) if name.endswith(".traj.json")]
+    if not candidates:
+        return None
+    # the first candidate only; listed, so present (a dangling link is reported by the read)
+    path = Path(agent_dir, candidates[0])
+    try:
+        return read_trajectory_file(path)
+    except InputError as exc:
+        problems.append((str(path), exc.reason))
+        return None
 
 
 def _agent(info: dict[str, Any], trajectory: ParsedTrajectory | None) -> AgentInfo | None:
