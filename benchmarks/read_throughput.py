@@ -5,7 +5,9 @@ with S steps each) into a temporary folder, then times ``agentcredit.formats.loa
 the job folder against ``json.loads`` of the same files (read from disk both times).
 Prints the ratio bare_seconds / agentcredit_seconds; the target is at least 0.5.
 
-    python benchmarks/read_throughput.py [--trials 300] [--steps 30] [--repeat 5]
+    python benchmarks/read_throughput.py [--trials 300] [--steps 30] [--repeat 5] [--compact]
+
+``--compact`` writes every file as one line (no indentation), as some harnesses do.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pathlib import Path
 from agentcredit.formats import load
 
 
-def write_trials(root: Path, trials: int, steps: int, rng: random.Random) -> list[Path]:
+def write_trials(root: Path, trials: int, steps: int, rng: random.Random,
+                 compact: bool = False) -> list[Path]:
     files: list[Path] = []
     for t in range(trials):
         folder = root / "job" / f"task-{t % 40}__{t:07d}"
@@ -45,7 +48,7 @@ def write_trials(root: Path, trials: int, steps: int, rng: random.Random) -> lis
         for path, value in ((folder / "agent" / "trajectory.json", doc),
                             (folder / "verifier" / "ctrf.json", {"results": {"tests": tests}}),
                             (folder / "result.json", result)):
-            path.write_text(json.dumps(value, indent=2))
+            path.write_text(json.dumps(value, indent=None if compact else 2))
             files.append(path)
     return files
 
@@ -64,16 +67,18 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=300)
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--compact", action="store_true", help="one-line JSON files")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        files = write_trials(root, args.trials, args.steps, random.Random(0))
+        files = write_trials(root, args.trials, args.steps, random.Random(0), args.compact)
         size = sum(f.stat().st_size for f in files)
         bare = best_of(args.repeat, lambda: [json.loads(f.read_bytes()) for f in files])
         ours = best_of(args.repeat, lambda: load([root / "job"]))
         result = load([root / "job"])
         assert len(result.trials) == args.trials and not result.errors
-    print(f"{args.trials} trials, {args.steps} steps each, {size / 1e6:.1f} MB")
+    layout = "one-line" if args.compact else "indented"
+    print(f"{args.trials} trials, {args.steps} steps each, {size / 1e6:.1f} MB of {layout} JSON")
     print(f"bare json.loads: {bare:.3f} s   agentcredit load: {ours:.3f} s")
     print(f"throughput ratio (bare / agentcredit): {bare / ours:.2f}  (target >= 0.5)")
 

@@ -84,3 +84,28 @@ def test_an_empty_trial_folder_in_a_job_is_a_warning(tmp_path: Path) -> None:
     out = CliRunner().invoke(app, ["inspect", str(job), "--json"])
     listed = {w["path"] for w in json.loads(out.output)["warnings"]}
     assert warned <= listed
+
+
+def test_one_line_files_read_exactly_as_their_indented_form(tmp_path: Path) -> None:
+    """Trials whose JSON files are written on one line (no indentation) give the same
+    records; only the byte offsets of the steps differ, and each still points at its step."""
+    job = _job(tmp_path)
+    for path in job.rglob("*.json"):
+        path.write_text(json.dumps(json.loads(path.read_text())))
+    indented, compact = load([JOB]), load([job])
+    assert not compact.errors and len(compact.trials) == len(indented.trials) == 4
+
+    def comparable(trial: object) -> dict[str, object]:
+        dumped = trial.model_dump(exclude={"source_path", "trajectory_path"})  # type: ignore[attr-defined]
+        for step in dumped["steps"]:
+            step["origin"].pop("byte_start")
+            step["origin"]["path"] = Path(step["origin"]["path"]).name
+        return dumped
+
+    by_id = {t.id: t for t in indented.trials}
+    for trial in compact.trials:
+        assert comparable(trial) == comparable(by_id[trial.id])
+        raw = Path(trial.trajectory_path or "").read_bytes()
+        for step in trial.steps:
+            start = step.origin.byte_start
+            assert start is not None and raw[start:].startswith(b'"step_id"')

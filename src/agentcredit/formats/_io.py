@@ -57,6 +57,18 @@ class TooLarge(InputError):
         self.size = size
 
 
+class Missing(InputError):
+    """Nothing at the path (not even a dangling link)."""
+
+
+def read_bytes_if_present(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
+    """The file's bytes, or None when nothing is at the path (no listing needed first)."""
+    try:
+        return read_bytes(path, max_bytes)
+    except Missing:
+        return None
+
+
 def read_bytes(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a whole file, refusing files over ``max_bytes`` before reading them.
 
@@ -96,6 +108,8 @@ def _open_error(path: StrPath, exc: OSError) -> InputError:
         return InputError(where, "symlink loop")
     if exc.errno == errno.ENOENT and os.path.islink(where):
         return InputError(where, "broken symlink")
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return Missing(where, "no such file")
     if exc.errno == errno.EISDIR:
         return InputError(where, "not a regular file")
     return InputError(where, f"cannot read: {exc.strerror or exc}")
@@ -103,7 +117,7 @@ def _open_error(path: StrPath, exc: OSError) -> InputError:
 
 def decode_text(path: StrPath, data: bytes) -> str:
     """Decode UTF-8 text, rejecting binary content and invalid byte sequences."""
-    if b"\x00" in data[:8192]:
+    if data.find(b"\x00", 0, 8192) >= 0:
         raise InputError(os.fspath(path), "binary content (NUL bytes), not text")
     try:
         return data.decode("utf-8")
@@ -122,7 +136,7 @@ def parse_json(path: StrPath, data: bytes) -> Any:
     Uses pydantic-core's parser (about twice as fast as the standard library's); on
     failure the standard library re-parses to give a precise reason.
     """
-    if b"\x00" in data[:8192]:
+    if data.find(b"\x00", 0, 8192) >= 0:
         raise InputError(os.fspath(path), "binary content (NUL bytes), not text")
     try:
         return pydantic_core.from_json(data)

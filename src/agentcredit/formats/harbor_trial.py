@@ -14,7 +14,13 @@ from typing import Any
 
 from agentcredit.errors import InputError
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
-from agentcredit.formats._io import parse_json, read_bytes, read_json, read_json_object, read_text
+from agentcredit.formats._io import (
+    Missing,
+    decode_text,
+    parse_json,
+    read_bytes_if_present,
+    read_json_object,
+)
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.ctrf import may_hold_non_finite, read_ctrf
 from agentcredit.formats.trajectory_file import read_trajectory_file
@@ -35,9 +41,8 @@ def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list
     problems: list[tuple[str, str]] = []
     base = os.fspath(folder)
     verifier_dir = os.path.join(base, "verifier")
-    verifier = _listing(verifier_dir)
-    checks = _checks(verifier_dir, verifier, problems)
-    reward, rewards_note = _reward(verifier_dir, result, verifier, problems)
+    checks = _checks(verifier_dir, problems)
+    reward, rewards_note = _reward(verifier_dir, result, problems)
     outcome, reason = _outcome(result, reward)
     trajectory = _trajectory(base, problems)
     agent_info = result.get("agent_info") if isinstance(result.get("agent_info"), dict) else {}
@@ -81,21 +86,12 @@ def recover_condition(folder: Path, result: dict[str, Any]) -> Condition | None:
     return None
 
 
-def _listing(folder: str) -> set[str]:
-    """Names in a folder (one system call; empty when it is missing or unreadable)."""
-    try:
-        return set(os.listdir(folder))
-    except OSError:
-        return set()
-
-
-def _checks(verifier_dir: str, verifier: set[str],
-            problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
-    if "ctrf.json" not in verifier:
-        return {}
+def _checks(verifier_dir: str, problems: list[tuple[str, str]]) -> dict[str, CheckStatus]:
     path = os.path.join(verifier_dir, "ctrf.json")
     try:
-        raw = read_bytes(path)
+        raw = read_bytes_if_present(path)
+        if raw is None:
+            return {}
         checks, odd = read_ctrf(path, parse_json(path, raw), non_finite=may_hold_non_finite(raw))
     except InputError as exc:
         problems.append((path, exc.reason))
@@ -105,7 +101,7 @@ def _checks(verifier_dir: str, verifier: set[str],
 
 
 def _reward(
-    verifier_dir: str, result: dict[str, Any], listed: set[str], problems: list[tuple[str, str]]
+    verifier_dir: str, result: dict[str, Any], problems: list[tuple[str, str]]
 ) -> tuple[float | None, str | None]:
     verifier = result.get("verifier_result")
     rewards = verifier.get("rewards") if isinstance(verifier, dict) else None
@@ -114,18 +110,20 @@ def _reward(
         if isinstance(value, int | float) and not isinstance(value, bool):
             extra = {k: v for k, v in rewards.items() if k != "reward"}
             return float(value), f"other rewards: {extra}" if extra else None
-    return _reward_file(verifier_dir, listed, problems), None
+    return _reward_file(verifier_dir, problems), None
 
 
-def _reward_file(verifier_dir: str, verifier: set[str],
-                 problems: list[tuple[str, str]]) -> float | None:
-    text_path = os.path.join(verifier_dir, "reward.txt")
-    json_path = os.path.join(verifier_dir, "reward.json")
+def _reward_file(verifier_dir: str, problems: list[tuple[str, str]]) -> float | None:
+    """verifier/reward.txt, else verifier/reward.json; None when neither is there."""
     try:
-        if "reward.txt" in verifier:
-            return float(read_text(text_path).strip())
-        if "reward.json" in verifier:
-            value = read_json(json_path)
+        path = os.path.join(verifier_dir, "reward.txt")
+        raw = read_bytes_if_present(path)
+        if raw is not None:
+            return float(decode_text(path, raw).strip())
+        path = os.path.join(verifier_dir, "reward.json")
+        raw = read_bytes_if_present(path)
+        if raw is not None:
+            value = parse_json(path, raw)
             if isinstance(value, int | float):
                 return float(value)
             if isinstance(value, dict) and value:
@@ -150,17 +148,26 @@ def _outcome(result: dict[str, Any], reward: float | None) -> tuple[OutcomeStatu
 
 
 def _trajectory(folder: str, problems: list[tuple[str, str]]) -> ParsedTrajectory | None:
+    """The first trajectory file found, by the order of TRAJECTORY_CANDIDATES, then
+    ``*.traj.json`` by name (the folder is listed only when the first name is missing)."""
     agent_dir = os.path.join(folder, "agent")
+    path = Path(agent_dir, TRAJECTORY_CANDIDATES[0])
+    try:
+        return read_trajectory_file(path)
+    except Missing:
+        pass
+    except InputError as exc:
+        problems.append((str(path), exc.reason))
+        return None
     try:
         names = set(os.listdir(agent_dir))
     except OSError:
         return None
-    candidates = [name for name in TRAJECTORY_CANDIDATES if name in names]
+    candidates = [name for name in TRAJECTORY_CANDIDATES[1:] if name in names]
     candidates += [name for name in sorted(names) if name.endswith(".traj.json")]
     if not candidates:
         return None
-    # the first candidate only; listed, so present (a dangling link is reported by the read)
-    path = Path(agent_dir, candidates[0])
+    path = Path(agent_dir, candidates[0])  # listed, so present (a dangling link is reported)
     try:
         return read_trajectory_file(path)
     except InputError as exc:

@@ -111,16 +111,18 @@ class _Loader:
         try:
             key = _dir_key(folder)
             with os.scandir(folder) as scan:
-                entries = sorted(scan, key=lambda e: e.name)
+                entries = list(scan)
         except OSError as exc:
             self.error(str(folder), f"cannot list folder: {exc.strerror or exc}")
             return
         if key in self.seen_dirs:
             return  # reached again through a symlink
         self.seen_dirs.add(key)
-        if self.try_record_folder(folder, {e.name for e in entries}):
+        names = {e.name for e in entries}
+        if self.try_record_folder(folder, names):
             return
-        job = "config.json" in {e.name for e in entries}
+        job = "config.json" in names
+        entries.sort(key=lambda e: e.name)
         for entry in entries:
             path = Path(entry.path)
             try:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
+
+import pydantic_core
 
 from agentcredit.errors import InputError
 from agentcredit.formats._io import (
@@ -36,18 +38,27 @@ def sniff_jsonl(path: Path) -> str | None:
     return None
 
 
-def _sniff_first_line(raw: bytes) -> str | None:
+_NON_BLANK = re.compile(rb"\S")
+
+
+def _sniff_first_line(raw: bytes) -> tuple[str | None, Any]:
+    """Which line-oriented format the text is, from its first line; and, when that line is
+    the whole text and holds a JSON object, the parsed object (else None), so that a
+    one-line document is parsed once."""
     end = raw.find(b"\n")
-    line = raw[: end if end >= 0 else len(raw)].strip()
-    if not line.startswith(b"{") or line == b"{":
-        return None
+    whole = end < 0 or _NON_BLANK.search(raw, end) is None
+    line = raw if whole else raw[:end].strip()
+    lead = _NON_BLANK.search(line)
+    if lead is None or line[lead.start()] != ord("{") or line == b"{":
+        return None, None
     try:
-        first = json.loads(line)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
+        first = pydantic_core.from_json(line)
+    except ValueError:
+        return None, None
     if is_claude_code_event(first):
-        return "claude-code"
-    return "openai-messages-jsonl" if is_message(first) else None
+        return "claude-code", None
+    kind = "openai-messages-jsonl" if is_message(first) else None
+    return kind, first if whole else None
 
 
 def read_trajectory_file(path: Path) -> ParsedTrajectory:
@@ -58,15 +69,16 @@ def read_trajectory_file(path: Path) -> ParsedTrajectory:
         if sniff_jsonl(path) == "claude-code":
             return read_claude_code(path)  # streamed line by line, whatever its size
         raise
-    kind = _sniff_first_line(raw)
+    kind, doc = _sniff_first_line(raw)
     if kind == "claude-code":
         return read_claude_code(path)
-    try:
-        doc = parse_json(path, raw)
-    except InputError:
-        if kind == "openai-messages-jsonl":
-            return read_message_jsonl(path)
-        raise
+    if doc is None:
+        try:
+            doc = parse_json(path, raw)
+        except InputError:
+            if kind == "openai-messages-jsonl":
+                return read_message_jsonl(path)
+            raise
     return trajectory_from_document(path, raw, doc)
 
 
