@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentcredit.formats import read_trajectory_file
+from agentcredit.formats import load, read_trajectory_file
 from tests.conftest import write_json
 
 
@@ -95,3 +95,14 @@ def test_openai_messages_json_and_jsonl(tmp_path: Path) -> None:
         assert call.arguments == {"cmd": "ls /tmp"}
         assert parsed.steps[1].observations[0].text == "x.log"
     assert as_jsonl.steps[2].origin.line == 4
+
+
+def test_a_json_lines_file_of_one_message_is_a_one_step_conversation(tmp_path: Path) -> None:
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"role": "assistant", "content": "Done: wrote out.csv."}) + "\n")
+    parsed = read_trajectory_file(path)
+    assert parsed.format == "openai-messages"
+    [step] = parsed.steps
+    assert (step.source, step.message, step.origin.line) == ("agent", "Done: wrote out.csv.", 1)
+    loaded = load([path])
+    assert not loaded.errors and [len(t.steps) for t in loaded.trials] == [1]

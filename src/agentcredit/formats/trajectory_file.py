@@ -72,6 +72,8 @@ def read_trajectory_file(path: Path) -> ParsedTrajectory:
     kind, doc = _sniff_first_line(raw)
     if kind == "claude-code":
         return read_claude_code(path)
+    if kind == "openai-messages-jsonl" and doc is not None:
+        return read_message_jsonl(path)  # one message on one line: a one-line JSON Lines file
     if doc is None:
         try:
             doc = parse_json(path, raw)
