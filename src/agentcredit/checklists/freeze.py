@@ -21,6 +21,7 @@ from agentcredit.checklists.rules import Rules
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.llm.cache import cache_key
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
+from agentcredit.schema.base import first_error
 
 LOCK_NAME = "checklists.lock"
 
@@ -92,9 +93,7 @@ def read_checklist(path: Path) -> Checklist:
     except OSError as exc:
         raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(str(path), f"not a checklist: {where}: {first['msg']}") from None
+        raise InputError(str(path), f"not a checklist: {first_error(exc)}") from None
 
 
 def integrity_failures(checklist: Checklist, lock: dict[str, str]) -> list[GateFailure]:

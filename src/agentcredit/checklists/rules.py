@@ -9,6 +9,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agentcredit.errors import ConfigError
+from agentcredit.schema.base import first_error
 
 
 class _Strict(BaseModel):
@@ -73,9 +74,7 @@ def load_rules(path: str | Path | None = None) -> Rules:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{source}: malformed YAML: {str(exc).splitlines()[0]}") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{source}: {where}: {first['msg']}") from None
+        raise ConfigError(f"{source}: {first_error(exc)}") from None
     missing = {"assertion", "generated", "judge"} - set(rules.routes)
     if missing:
         raise ConfigError(f"{source}: routes must define {', '.join(sorted(missing))}")

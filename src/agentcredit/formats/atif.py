@@ -26,6 +26,7 @@ from agentcredit.schema import (
     TokenUsage,
     ToolCall,
 )
+from agentcredit.schema.base import first_error
 
 STEPS: TypeAdapter[tuple[Step, ...]] = TypeAdapter(tuple[Step, ...])
 KNOWN_MINOR = 7
@@ -70,7 +71,7 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
             steps = STEPS.validate_python(
                 [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)])
     except ValidationError as exc:
-        raise InputError(str(path), f"wrong field types: {_first_error(exc)}") from None
+        raise InputError(str(path), f"wrong field types: {first_error(exc, '/')}") from None
     agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
     assert isinstance(agent, dict)
     return ParsedTrajectory(
@@ -150,12 +151,6 @@ def _observation(raw: dict[str, Any]) -> dict[str, Any]:
             for r in refs if isinstance(r, dict)
         ]
     return obs
-
-
-def _first_error(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = "/".join(str(p) for p in err["loc"])
-    return f"{where}: {err['msg']}"
 
 
 def _final_metrics(raw: Any) -> TokenUsage:

@@ -19,6 +19,7 @@ from agentcredit.checklists.freeze import atomic_write
 from agentcredit.errors import AgentCreditError, ConfigError, InputError
 from agentcredit.llm.cache import cache_key
 from agentcredit.schema import Skill, SkillBank
+from agentcredit.schema.base import first_error
 
 BANK_NAME = "bank.json"
 LOCK_NAME = "bank.lock"
@@ -77,9 +78,7 @@ def read_bank(directory: Path) -> SkillBank:
     except OSError as exc:
         raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise InputError(str(path), f"not a skill bank: {where}: {first['msg']}") from None
+        raise InputError(str(path), f"not a skill bank: {first_error(exc)}") from None
 
 
 def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
