@@ -21,10 +21,11 @@ from typer.testing import CliRunner
 
 from agentcredit.cli.app import app
 from agentcredit.evolve.loop import EvolveOptions, evolve
-from agentcredit.evolve.runners import SimulatedRunner, register_runner
+from agentcredit.evolve.runners import register_runner
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.schema import GuidanceStage, Lineage, RubricCriterion, Skill, Task
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank
+from tests.evolve.simulated import SimulatedRunner
 from tests.rewards import scripted_verifier
 
 runner = CliRunner()

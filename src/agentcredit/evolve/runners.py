@@ -7,9 +7,9 @@ decoding settings and seed are the same; only the installed guidance differs.
   (``environment/skills/<id>/SKILL.md`` by default, SkillsBench's layout), runs ``harbor
   run`` on the copies and reads the job folder back with the Harbor reader.
 - :class:`CommandRunner` runs any executable that writes a Harbor-layout job folder.
-- :class:`SimulatedRunner` draws outcomes from a function of the task and the skill, with
-  one uniform number per (task, label seed) shared by both versions (common random
-  numbers), and writes a small synthetic trajectory per rollout; it is for tests.
+- Any other object with the :class:`RolloutRunner` method, registered in-process with
+  :func:`register_runner` and named ``simulated/<name>`` on the command line (the tests
+  register one that draws outcomes from a function).
 
 A finished job folder is read back instead of being run again (resume).
 """
@@ -17,9 +17,8 @@ A finished job folder is read back instead of being run again (resume).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -27,7 +26,7 @@ from typing import Protocol
 from agentcredit.errors import ConfigError
 from agentcredit.formats import load
 from agentcredit.rewards.turn_rewards import outcome_value
-from agentcredit.schema import AgentInfo, Observation, Origin, Skill, Step, Task, ToolCall, Trial
+from agentcredit.schema import Skill, Task, Trial
 from agentcredit.skills.agent_skills import export_skill_md
 
 DONE = ".agentcredit-done"
@@ -168,7 +167,7 @@ _RUNNERS: dict[str, RolloutRunner] = {}
 
 
 def register_runner(name: str, runner: RolloutRunner) -> None:
-    """Make ``--runner simulated/<name>`` use ``runner`` (tests, notebooks)."""
+    """Make ``--runner simulated/<name>`` use ``runner`` (your own code: tests, notebooks)."""
     _RUNNERS[name] = runner
 
 
@@ -177,41 +176,3 @@ def registered_runner(name: str) -> RolloutRunner:
         known = ", ".join(sorted(_RUNNERS)) or "none registered"
         raise ConfigError(f"no runner named {name!r} (registered: {known})")
     return _RUNNERS[name]
-
-
-@dataclass
-class SimulatedRunner:
-    """Outcomes from ``outcome(task, skill, u)`` with ``u`` shared by both versions."""
-
-    outcome: Callable[[Task, Skill, float], float | None]
-    name: str = "simulated"
-    calls: list[str] = field(default_factory=list)
-
-    async def run(self, tasks: Sequence[Task], skill: Skill, *, label: str,
-                  seed: int) -> list[Rollout]:
-        self.calls.append(label)
-        out = []
-        for task in tasks:
-            digest = hashlib.sha256(f"{seed}:{task.id}".encode()).digest()
-            u = int.from_bytes(digest[:8], "big") / 2**64
-            value = self.outcome(task, skill, u)
-            trial = _synthetic(task, skill, label, value)
-            out.append(Rollout(task.id, trial, value))
-        return out
-
-
-def _synthetic(task: Task, skill: Skill, label: str, value: float | None) -> Trial:
-    where = Origin(path=f"<simulated {label}>")
-    result = "none" if value is None else "success" if value >= 0.5 else "failure"
-    steps = (
-        Step(index=0, source="user", message=task.instruction, origin=where),
-        Step(index=1, source="agent", message="Looking at the inputs.", origin=where,
-             tool_calls=(ToolCall(id="c1", name="bash", arguments={"command": "ls"}),),
-             observations=(Observation(call_id="c1", text=f"inputs of {task.id} ({label})"),)),
-        Step(index=2, source="agent", message="Producing the result.", origin=where,
-             tool_calls=(ToolCall(id="c2", name="bash", arguments={"command": "run"}),),
-             observations=(Observation(call_id="c2", text=f"result: {result}"),)))
-    outcome = "none" if value is None else "pass" if value >= 0.5 else "fail"
-    return Trial(id=f"{label}/{task.id}", task_id=task.id, agent=AgentInfo(name="simulated"),
-                 model=f"guidance-{skill.id}-v{skill.version}", steps=steps, outcome=outcome,
-                 reward=value, format="simulated", source_path=where.path)
