@@ -26,14 +26,12 @@ def is_ctrf(value: Any) -> bool:
     return isinstance(results, dict) and isinstance(results.get("tests"), list)
 
 
-def read_ctrf(path: StrPath, doc: Any, *,
-              non_finite: bool = True) -> tuple[dict[str, CheckStatus], list[str]]:
+def read_ctrf(path: StrPath, doc: Any) -> tuple[dict[str, CheckStatus], list[str]]:
     """Check id -> status, and what was odd in the report.
 
     A test reported twice keeps its worst status; a test without a name cannot be joined to a
     check and is reported; an unknown status is kept as ``error`` and reported; non-finite
-    numbers (NaN, Infinity) are reported. ``non_finite=False`` says the raw text holds none
-    (the caller searched it), which spares looking at every number.
+    numbers (NaN, Infinity) are reported.
     """
     if not is_ctrf(doc):
         raise InputError(os.fspath(path), "not a CTRF report (no results.tests list)")
@@ -45,9 +43,8 @@ def read_ctrf(path: StrPath, doc: Any, *,
         if type(test) is not dict:
             nameless += 1
             continue
-        if non_finite:
-            odd_numbers += sum(1 for v in test.values()
-                               if isinstance(v, float) and not math.isfinite(v))
+        odd_numbers += sum(1 for v in test.values()
+                           if isinstance(v, float) and not math.isfinite(v))
         name = test.get("name")
         if type(name) is not str or not name.strip():
             nameless += 1
@@ -68,11 +65,6 @@ def read_ctrf(path: StrPath, doc: Any, *,
     if odd_numbers:
         problems.append(f"{odd_numbers} non-finite number(s) (NaN or Infinity) in test entries")
     return checks, problems
-
-
-def may_hold_non_finite(raw: bytes) -> bool:
-    """Whether JSON text may hold NaN or Infinity (False is certain)."""
-    return b"NaN" in raw or b"Infinity" in raw
 
 
 _RANK = {"passed": 0, "skipped": 1, "error": 2, "failed": 3}

@@ -22,7 +22,7 @@ from agentcredit.formats._io import (
     read_json_object,
 )
 from agentcredit.formats._parsed import ParsedTrajectory
-from agentcredit.formats.ctrf import may_hold_non_finite, read_ctrf
+from agentcredit.formats.ctrf import read_ctrf
 from agentcredit.formats.trajectory_file import read_trajectory_file
 from agentcredit.schema import AgentInfo, CheckStatus, Condition, OutcomeStatus, TokenUsage, Trial
 
@@ -92,7 +92,7 @@ def _checks(verifier_dir: str, problems: list[tuple[str, str]]) -> dict[str, Che
         raw = read_bytes_if_present(path)
         if raw is None:
             return {}
-        checks, odd = read_ctrf(path, parse_json(path, raw), non_finite=may_hold_non_finite(raw))
+        checks, odd = read_ctrf(path, parse_json(path, raw))
     except InputError as exc:
         problems.append((path, exc.reason))
         return {}
@@ -153,26 +153,29 @@ def _trajectory(folder: str, problems: list[tuple[str, str]]) -> ParsedTrajector
     agent_dir = os.path.join(folder, "agent")
     path = Path(agent_dir, TRAJECTORY_CANDIDATES[0])
     try:
-        return read_trajectory_file(path)
-    except Missing:
-        pass
+        try:
+            return read_trajectory_file(path)
+        except Missing:
+            other = _other_trajectory(agent_dir)
+            if other is None:
+                return None
+            path = other
+            return read_trajectory_file(path)
     except InputError as exc:
         problems.append((str(path), exc.reason))
         return None
+
+
+def _other_trajectory(agent_dir: str) -> Path | None:
+    """The first of the other candidate names present (listed, so a dangling link is
+    reported by the read)."""
     try:
         names = set(os.listdir(agent_dir))
     except OSError:
         return None
     candidates = [name for name in TRAJECTORY_CANDIDATES[1:] if name in names]
     candidates += [name for name in sorted(names) if name.endswith(".traj.json")]
-    if not candidates:
-        return None
-    path = Path(agent_dir, candidates[0])  # listed, so present (a dangling link is reported)
-    try:
-        return read_trajectory_file(path)
-    except InputError as exc:
-        problems.append((str(path), exc.reason))
-        return None
+    return Path(agent_dir, candidates[0]) if candidates else None
 
 
 def _agent(info: dict[str, Any], trajectory: ParsedTrajectory | None) -> AgentInfo | None:
