@@ -109,3 +109,35 @@ def test_one_line_files_read_exactly_as_their_indented_form(tmp_path: Path) -> N
         for step in trial.steps:
             start = step.origin.byte_start
             assert start is not None and raw[start:].startswith(b'"step_id"')
+
+
+def test_a_trial_without_trajectory_json_reads_its_other_agent_log(tmp_path: Path) -> None:
+    """The agent folder is listed only when trajectory.json is absent: a Claude Code log or a
+    mini-swe-agent *.traj.json found there is the trial's trajectory."""
+    job = _job(tmp_path)
+    cc_agent = job / "csv-sales-summary__Lx9pV3c" / "agent"
+    (cc_agent / "trajectory.json").unlink()
+    events = [
+        {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-x"},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "ls"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "tu1", "content": "sales.csv"}]}}]
+    (cc_agent / "claude-code.txt").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    swe_agent = job / "log-error-filter__Hs2nD8q" / "agent"
+    (swe_agent / "trajectory.json").unlink()
+    (swe_agent / "run.traj.json").write_text(json.dumps({"messages": [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Filter the errors."},
+        {"role": "assistant", "content": "THOUGHT: look.\n\n```bash\ngrep ERROR app.log\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\nERROR x\n</output>"}],
+        "info": {"exit_status": "Submitted"}, "trajectory_format": "mini-swe-agent-1"}))
+    result = load([job])
+    assert not result.errors
+    by_id = {t.id: t for t in result.trials}
+    cc = by_id["csv-sales-summary__Lx9pV3c"]
+    assert cc.format == "harbor+claude-code"
+    assert cc.steps[-1].observations[0].text == "sales.csv"
+    swe = by_id["log-error-filter__Hs2nD8q"]
+    assert swe.format == "harbor+mini-swe-agent"
+    assert swe.trajectory_path == str(swe_agent / "run.traj.json")
