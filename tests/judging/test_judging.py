@@ -179,6 +179,31 @@ def test_run_with_a_scripted_model_and_holistic(tmp_path: Path) -> None:
     assert scored.exit_code == 0 and (tmp_path / "scores.jsonl").exists()
 
 
+def test_a_log_showing_the_task_own_check_results_is_never_judged(tmp_path: Path) -> None:
+    import shutil
+
+    from agentcredit.store import RunStore
+
+    jobs = tmp_path / "jobs"
+    shutil.copytree(EXAMPLES / "jobs", jobs)
+    leaked = "log-error-filter__Bf7kW1e"
+    path = jobs / "toy-agent-noskills" / leaked / "agent" / "trajectory.json"
+    doc = json.loads(path.read_text())
+    # Not under /tests/, so no reader can know it; only the task's own check names tell.
+    doc["steps"][-1]["message"] = "test_outputs.py::test_errors_file_saved FAILED"
+    path.write_text(json.dumps(doc))
+    register_script("judge-guard", lambda m, s: scripted_judge.answer(m, s))
+    out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(jobs), "--out",
+                              str(tmp_path / "run"), "--model", "scripted/judge-guard",
+                              "--holistic"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    store = RunStore(tmp_path / "run")
+    assert leaked not in store.done_set("llm") and leaked not in store.holistic()
+    assert len(store.done_set("llm")) == 7 and leaked in store.done_set("verifier")
+    errors = [message for trial, _, message in store.errors() if trial == leaked]
+    assert any("shows the verifier's own output" in m for m in errors)
+
+
 def test_skillsbench_sample_without_a_model(corpus: Path, tmp_path: Path) -> None:
     from agentcredit.store import RunStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agentcredit.schema import AgentInfo, Step, TokenUsage
+from agentcredit.schema import AgentInfo, DroppedText, Step, TokenUsage
 
 
 @dataclass(frozen=True)
@@ -19,3 +19,4 @@ class ParsedTrajectory:
     usage: TokenUsage = field(default_factory=TokenUsage)
     session_id: str | None = None
     notes: tuple[str, ...] = ()
+    dropped: tuple[DroppedText, ...] = ()

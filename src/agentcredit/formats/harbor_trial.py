@@ -68,6 +68,7 @@ def read_harbor_trial(folder: Path, result: dict[str, Any]) -> tuple[Trial, list
         source_path=base,
         trajectory_path=trajectory.path if trajectory else None,
         notes=tuple(notes),
+        dropped=trajectory.dropped if trajectory else (),
     )
     return trial, problems
 

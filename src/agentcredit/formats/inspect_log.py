@@ -20,6 +20,7 @@ have outcome none with the reason.
 
 from __future__ import annotations
 
+import json
 import struct
 import zipfile
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ from agentcredit.formats._content import arguments_dict
 from agentcredit.formats._io import parse_json
 from agentcredit.schema import (
     AgentInfo,
+    DroppedText,
     ImageRef,
     Observation,
     Origin,
@@ -154,8 +156,9 @@ def _add(out: InspectRead, header: dict[str, Any], sample: dict[str, Any], path:
     if not any(t.id == task_id for t in out.tasks):
         out.tasks.append(Task(id=task_id, instruction=instruction, benchmark="inspect",
                               source_path=str(path)))
+    dropped: tuple[DroppedText, ...] = ()
     try:
-        steps = _steps(sample, where)
+        steps, dropped = _steps(sample, where)
     except (KeyError, TypeError, ValueError) as exc:
         out.problems.append((where, f"unreadable messages: {exc}"))
         steps = ()
@@ -167,7 +170,7 @@ def _add(out: InspectRead, header: dict[str, Any], sample: dict[str, Any], path:
         started_at=opt_str(sample.get("started_at")),
         finished_at=opt_str(sample.get("completed_at")), instruction=instruction,
         format="inspect-eval" if path.suffix == ".eval" else "inspect-json",
-        source_path=str(path), trajectory_path=where))
+        source_path=str(path), trajectory_path=where, dropped=dropped))
 
 
 def _input_text(value: Any) -> str:
@@ -202,11 +205,24 @@ def _text(content: Any) -> tuple[str, tuple[ImageRef, ...]]:
     return "\n".join(t for t in texts if t), tuple(images)
 
 
-def _steps(sample: dict[str, Any], where: str) -> tuple[Step, ...]:
+def _steps(sample: dict[str, Any], where: str) -> tuple[tuple[Step, ...],
+                                                        tuple[DroppedText, ...]]:
     messages = sample.get("messages")
     if isinstance(messages, list) and messages:
-        return _from_messages(messages, where)
+        return _from_messages(messages, where), ()
     return _from_events(sample, where)
+
+
+def _is_scoring(event: dict[str, Any]) -> bool:
+    """The first event of the scoring phase: a score, or a scorer's span or step.
+
+    Scorers run after the solver has finished (and may run model calls or sandbox commands
+    of their own): none of it is the agent's episode.
+    """
+    kind = event.get("event")
+    if kind == "score":
+        return True
+    return kind in ("span_begin", "step") and event.get("type") in ("scorer", "scorers")
 
 
 def _from_messages(messages: list[Any], where: str) -> tuple[Step, ...]:
@@ -255,11 +271,20 @@ def _calls(raw: Any) -> tuple[ToolCall, ...]:
     return tuple(calls)
 
 
-def _from_events(sample: dict[str, Any], where: str) -> tuple[Step, ...]:
+def _from_events(sample: dict[str, Any], where: str) -> tuple[tuple[Step, ...],
+                                                              tuple[DroppedText, ...]]:
     steps: list[Step] = [Step(index=0, source="user", message=_input_text(sample.get("input")),
                               origin=Origin(path=where, pointer="/input"))]
     owner: dict[str, int] = {}
-    for n, event in enumerate(_events(sample)):
+    events = list(_events(sample))
+    end = next((n for n, event in enumerate(events) if _is_scoring(event)), len(events))
+    dropped: tuple[DroppedText, ...] = ()
+    if end < len(events):
+        dropped = (DroppedText(
+            reason=f"the scoring phase (events {end} to {len(events) - 1}): scorers' events "
+                   "are never the agent's episode", steps=0,
+            chars=sum(len(json.dumps(e, default=str)) for e in events[end:])),)
+    for n, event in enumerate(events[:end]):
         origin = Origin(path=where, pointer=f"/events/{n}")
         if event.get("event") == "model":
             output: dict[str, Any] = event["output"] if isinstance(event.get("output"),
@@ -283,7 +308,7 @@ def _from_events(sample: dict[str, Any], where: str) -> tuple[Step, ...]:
                               is_error=bool(error) if error is not None else None)
             steps[target] = steps[target].model_copy(
                 update={"observations": (*steps[target].observations, obs)})
-    return tuple(steps)
+    return tuple(steps), dropped
 
 
 def _events(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -29,6 +29,7 @@ from agentcredit.formats._io import (
     read_bytes,
     read_json,
 )
+from agentcredit.formats.boundary import guard_trial
 from agentcredit.formats.harbor_task import read_harbor_task
 from agentcredit.formats.harbor_trial import is_harbor_trial_result, read_harbor_trial
 from agentcredit.formats.inspect_log import (
@@ -192,7 +193,7 @@ class _Loader:
             self.add_trial(trial)
             return True
         if is_tb1_trial_result(value):
-            trial, log_problems = read_tb1_trial(folder, _tb1_run_agent(folder))
+            trial, log_problems = read_tb1_trial(folder, *_tb1_run_metadata(folder))
             for reason in log_problems:
                 self.error(str(folder / "sessions" / "agent.log"), reason, fatal=False)
             self.add_trial(trial)
@@ -254,7 +255,7 @@ class _Loader:
                 id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
                 steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
                 usage=parsed.usage, format=parsed.format, source_path=str(path),
-                trajectory_path=str(path), notes=parsed.notes,
+                trajectory_path=str(path), notes=parsed.notes, dropped=parsed.dropped,
             ))
         elif is_swebench_instance(doc):
             self.swebench_value(path, 1, doc)
@@ -278,7 +279,7 @@ class _Loader:
                 id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
                 steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
                 usage=parsed.usage, format=parsed.format, source_path=str(path),
-                trajectory_path=str(path), notes=parsed.notes,
+                trajectory_path=str(path), notes=parsed.notes, dropped=parsed.dropped,
             ))
             return True
         if is_swebench_instance(first) or is_tb1_trial_result(first):
@@ -326,7 +327,7 @@ class _Loader:
         self.out.formats[fmt] += 1
 
     def add_trial(self, trial: Trial) -> None:
-        self.out.trials.append(trial)
+        self.out.trials.append(guard_trial(trial))
         self.out.formats[trial.format] += 1
 
 
@@ -379,17 +380,20 @@ def _trial_id_from_file(path: Path) -> str:
     return name
 
 
-def _tb1_run_agent(folder: Path) -> str | None:
+def _tb1_run_metadata(folder: Path) -> tuple[str | None, str | None]:
+    """(agent_name, model_name) from the run's run_metadata.json, when there is one."""
     for candidate in (folder.parent / "run_metadata.json",
                       folder.parent.parent / "run_metadata.json"):
         if candidate.is_file():
             try:
                 meta = read_json(candidate)
             except InputError:
-                return None
-            if isinstance(meta, dict) and meta.get("agent_name"):
-                return str(meta["agent_name"])
-    return None
+                return None, None
+            if not isinstance(meta, dict):
+                return None, None
+            agent, model = meta.get("agent_name"), meta.get("model_name")
+            return (str(agent) if agent else None, str(model) if model else None)
+    return None, None
 
 
 def _dir_key(folder: Path) -> tuple[int, int]:

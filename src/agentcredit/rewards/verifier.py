@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, ModelFailure
@@ -86,6 +87,10 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
                        ) -> TrialVerdict | Deferred | VerifyFailed:
     """The turn verdicts of one trial under ``skill``'s rubric."""
     rubric = require_rubric(skill).rubric or ()
+    leak = verifier_output_in(trial, None)
+    if leak is not None:
+        return VerifyFailed(f"not verified: step {leak[0]} shows the verifier's own output "
+                            f"({leak[1]!r})")
     turns = agent_turns(trial)
     config = GenerationConfig(seed=seed)
     view = render_evidence(trial, budget_tokens=budget_tokens)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
 from agentcredit.judging.evidence import render_evidence
 from agentcredit.judging.generic import generic_checklist
@@ -114,6 +115,16 @@ async def judge_trials(
                                                                             trial.checks),
                                    checklist_hash=checklist.hash, model=VERIFIER_JUDGE,
                                    prompt_version="none", seed=None)
+        leak = verifier_output_in(trial, tasks.get(trial.task_id or ""))
+        if leak is not None and model is not None:
+            # Never judged from a log that shows the official test run: the judge-only and
+            # holistic scores must not see the outcome. The verifier judge above reads the
+            # per-check results, not the log, and stands.
+            reason = (f"not judged: step {leak[0]} shows the verifier's own output "
+                      f"({leak[1]!r})")
+            summary.skipped.append((trial.id, reason))
+            store.add_error(trial.id, "judge", reason)
+            return
         need_llm = model is not None and trial.id not in done_llm
         need_holistic = model is not None and options.holistic and trial.id not in have_holistic
         need_generic = model is not None and options.generic and trial.id not in done_generic

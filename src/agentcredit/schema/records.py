@@ -160,6 +160,20 @@ class Oracle(Record):
     )
 
 
+class DroppedText(Record):
+    """Text a reader left out of a trajectory because it is not the agent's episode.
+
+    Everything after the agent's episode ends (a harness's teardown, the official test run
+    in the agent's own terminal, a scorer's events) and harness noise inside it is dropped
+    so that no judge ever sees it; this record says how much and why.
+    """
+
+    reason: str = Field(description="Why it was dropped, e.g. 'after the agent's final "
+                        "submission' or 'verifier output (rootdir: /tests)'.")
+    steps: int = Field(default=0, description="Whole steps dropped.")
+    chars: int = Field(default=0, description="Characters of text dropped.")
+
+
 class Trial(Record):
     """One agent attempt at a task, with its trajectory and official outcome."""
 
@@ -179,6 +193,11 @@ class Trial(Record):
     checks: dict[str, CheckStatus] = Field(
         default_factory=dict, description="Per-check results: check id -> status."
     )
+    check_messages: dict[str, str] = Field(
+        default_factory=dict,
+        description="A message the harness attached to a check's name (TB1's "
+        "'test_x - AssertionError: ...'), by normalized check id.",
+    )
     usage: TokenUsage = Field(default_factory=TokenUsage, description="Token totals.")
     started_at: str | None = Field(default=None, description="ISO 8601 start time.")
     finished_at: str | None = Field(default=None, description="ISO 8601 end time.")
@@ -189,6 +208,9 @@ class Trial(Record):
     source_path: str = Field(description="Folder or file the trial was read from.")
     trajectory_path: str | None = Field(default=None, description="The trajectory file read.")
     notes: tuple[str, ...] = Field(default=(), description="Reader remarks worth showing.")
+    dropped: tuple[DroppedText, ...] = Field(
+        default=(), description="What the reader left out of the trajectory, and why."
+    )
 
 
 class ReadError(Record):
