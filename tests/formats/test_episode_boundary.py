@@ -307,3 +307,19 @@ def test_the_judge_guard_names_a_task_check_in_a_hand_built_trial() -> None:
     clean = trial.model_copy(update={"steps": (trial.steps[0].model_copy(update={
         "observations": (Observation(text=own),)}),)})
     assert guard_trial(clean) is clean
+
+
+def test_inspect_json_shows_the_model_and_what_was_dropped(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentcredit.cli.app import app
+
+    _trial_folder(tmp_path, _log(*TURNS, submitted=True, after=TEST_SESSION + TEARDOWN))
+    out = CliRunner().invoke(app, ["inspect", str(tmp_path), "--json"])
+    assert out.exit_code == 0, out.output
+    (trial,) = json.loads(out.output)["trials"]
+    assert trial["model"] == "anthropic/claude-sonnet-4-0"
+    assert trial["agent"] == "mini-swe-agent"
+    assert "final submission" in trial["dropped"][0]["reason"]
+    table = CliRunner().invoke(app, ["inspect", str(tmp_path)], env={"COLUMNS": "200"})
+    assert "text after the agent's episode left out" in table.output

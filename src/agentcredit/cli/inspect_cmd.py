@@ -73,7 +73,10 @@ def _trial_json(trial: Trial) -> dict[str, Any]:
     return {"id": trial.id, "task_id": trial.task_id, "outcome": trial.outcome,
             "outcome_reason": trial.outcome_reason, "reward": trial.reward,
             "condition": trial.condition, "format": trial.format, "checks": trial.checks,
-            "steps": len(trial.steps), "source_path": trial.source_path}
+            "steps": len(trial.steps), "source_path": trial.source_path,
+            "agent": trial.agent.name if trial.agent else None, "model": trial.model,
+            "check_messages": trial.check_messages,
+            "dropped": [d.model_dump() for d in trial.dropped]}
 
 
 def _print(console: Console, result: LoadResult, warnings: list[Any]) -> None:
@@ -82,6 +85,12 @@ def _print(console: Console, result: LoadResult, warnings: list[Any]) -> None:
     if result.trials:
         console.print(_trial_table(result.trials))
         console.print(_check_table(result.trials))
+        cut = [t for t in result.trials if t.dropped]
+        if cut:
+            verifier = sum(any(d.reason.startswith("verifier output") for d in t.dropped)
+                           for t in cut)
+            console.print(f"{len(cut)} trials: text after the agent's episode left out "
+                          f"({verifier} of them showed verifier output); --json lists it")
     if not result.tasks and not result.trials:
         console.print("[yellow]nothing readable was found[/yellow]")
     if warnings:
