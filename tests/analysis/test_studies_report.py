@@ -99,7 +99,7 @@ def test_perturbed_evidence_moves_a_careful_judge_to_no(tmp_path: Path) -> None:
     def careful(messages: list[dict[str, object]], schema: dict[str, object] | None) -> str:
         text = str(messages)
         answer = json.loads(scripted_judge.answer(messages, schema))  # type: ignore[arg-type]
-        if "Command: head -n 3" not in text and "items" in answer:
+        if "Output: 2026-03-01 09:00:01 INFO started" not in text and "items" in answer:
             for item in answer["items"]:
                 item["label"] = "no"
         return json.dumps(answer)
@@ -112,7 +112,7 @@ def test_perturbed_evidence_moves_a_careful_judge_to_no(tmp_path: Path) -> None:
     model = ModelClient(make_provider("scripted/careful"))
     result = asyncio.run(perturb_store(RunStore(run), model, n=200))
     assert result["perturbed"] > 0
-    moved = [r for r in result["items"] if "Command: head -n 3" in r["original"]]
+    moved = [r for r in result["items"] if "09:00:01 INFO" in r["original"]]
     assert moved and all(r["label"] == "no" for r in moved)
     assert 0 < result["share_to_no"] <= result["share_to_no_or_abstain"] <= 1
 

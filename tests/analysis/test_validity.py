@@ -105,9 +105,11 @@ def test_evidence_kinds_on_atif_claude_code_and_tb1(tmp_path: Path) -> None:
     atif = next(t for t in load([EXAMPLES / "jobs"]).trials
                 if t.id == "log-error-filter__Hs2nD8q")
     step = atif.steps[1]
-    assert _quote_kinds(atif, 2, [step.observations[0].text.splitlines()[0][:20],
-                                  "head -n 3", step.message[:15]]) == \
-        ["output", "action", "claim"]
+    echo, shown = step.observations[0].text.splitlines()[:2]
+    assert echo.startswith("Command: head -n 3")  # gemini-cli echoes the command
+    assert _quote_kinds(atif, 2, [shown[:20], "head -n 3", step.message[:15], echo[:20],
+                                  f"{echo}\n{shown}"]) == \
+        ["output", "action", "claim", "action", "output"]
     events = [
         {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-x"},
         {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [

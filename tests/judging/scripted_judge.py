@@ -28,24 +28,28 @@ def _block(text: str, header: str) -> list[str]:
     return lines
 
 
-def outputs_by_step(text: str) -> dict[int, str]:
-    """First line of each step's OUTPUT in the evidence view."""
+def outputs_by_step(text: str, *, echoes: bool = False) -> dict[int, str]:
+    """A quote from each step's OUTPUT in the evidence view: its first line of environment
+    text, as a careful model would cite (with ``echoes``, its first line even when that is
+    the tool's echo of the command, as a careless one would)."""
     found: dict[int, str] = {}
     current = None
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
+    in_output = False
+    for line in text.splitlines():
         match = STEP.match(line)
         if match:
-            current = int(match.group(1))
-        elif line == "OUTPUT:" and current is not None and i + 1 < len(lines):
-            first = lines[i + 1].strip()
-            if first:
+            current, in_output = int(match.group(1)), False
+        elif line == "OUTPUT:":
+            in_output = True
+        elif in_output and current is not None and current not in found:
+            first = line.strip()
+            if first and (echoes or not first.startswith(("Command:", "$ "))):
                 found[current] = first[:40]
     return found
 
 
 def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None,
-           *, fake_quote: bool = False) -> str:
+           *, fake_quote: bool = False, echoes: bool = False) -> str:
     text = _text(messages)
     title = (schema or {}).get("title")
     if title == "DraftChecklist":
@@ -59,7 +63,7 @@ def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None,
         waivers = [{"sentence": r, "reason": "scripted: not itemised"} for r in reqs]
         return json.dumps({"items": items, "waivers": waivers})
     if title == "ItemsAnswer":
-        outputs = outputs_by_step(text)
+        outputs = outputs_by_step(text, echoes=echoes)
         block = text[text.index("<checklist>"):text.index("</checklist>")]
         ids = [m.group(1) for m in map(ITEM.match, block.splitlines()) if m]
         items = []

@@ -15,6 +15,7 @@ from agentcredit.analysis.studies import (
     human_agreement,
     match_skill_pairs,
     outcome_discrimination,
+    progress_among_failures,
     read_human_labels,
     skill_pair_study,
     trial_rows,
@@ -36,6 +37,7 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],
                    "discrimination": discrimination, "scorers": discrimination["scorers"]})
+    result["progress_among_failures"] = progress_among_failures(rows, rng, draws=draws)
     result["agreement"] = agreement(_pairs(store, checklists), rng, draws=draws)
     result["evidence_kinds"] = evidence_kinds(
         [j for (_, source), items in store.judgments().items() if source == "llm"

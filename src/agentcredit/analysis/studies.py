@@ -17,6 +17,7 @@ from agentcredit.analysis.stats import (
     clustered_auc,
     clustered_spearman,
     paired_delta_auc,
+    paired_delta_spearman,
     pairwise_agreement,
 )
 from agentcredit.errors import InputError
@@ -93,6 +94,11 @@ def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
             "generic_checklist": _pc(generic_checklist(trial["task_id"] or ""),
                                      judgments[(tid, "generic")], outcome)
             if (tid, "generic") in judgments else None,
+            # The generic checklist's own labels, no fusion: outcome-blind, like judge_only.
+            "generic_only": score_trial(generic_checklist(trial["task_id"] or ""),
+                                        judgments[(tid, "generic")], outcome,
+                                        propagate_pass=False, endpoint=False)[1].partial_credit
+            if (tid, "generic") in judgments else None,
         }
         rows.append(TrialRow(tid, trial["task_id"] or "?", outcome, trial["condition"],
                              trial.get("agent"), trial.get("model"), trial["started_at"],
@@ -152,6 +158,52 @@ def outcome_discrimination(rows: Sequence[TrialRow], rng: np.random.Generator, *
             out["judge_only_paired"][name] = {"n": len(both),
                                               "delta_auc": paired.delta.as_dict(),
                                               "share_positive": paired.share_positive}
+    return out
+
+
+PROGRESS_SCORERS = {
+    "judge_only": "LLM judge labels only (no fusion)",
+    "holistic": "holistic 0-1 judge",
+    "generic_only": "generic checklist, its labels only (no fusion)",
+}
+"""The outcome-blind scorers whose ordering of failed trials is worth checking."""
+
+
+def progress_among_failures(rows: Sequence[TrialRow], rng: np.random.Generator, *,
+                            draws: int = 2000) -> dict[str, Any]:
+    """How well each outcome-blind scorer orders FAIL trials by how far they got.
+
+    Partial credit exists to tell failed trials apart, which the AUC against PASS/FAIL cannot
+    show. Over FAIL trials only, each scorer is compared (Spearman's rho, task-clustered
+    bootstrap interval) with the fraction of the verifier's checks the trial passed, and
+    judge-only is paired against each of the others on the trials both scored.
+    """
+    failed = [r for r in rows if r.outcome == "fail" and r.scores.get("check_fraction")
+              is not None]
+    out: dict[str, Any] = {"n_failed": len(failed), "target": "check_fraction",
+                           "scorers": {}, "judge_only_paired": {}}
+    for name, label in PROGRESS_SCORERS.items():
+        usable = [r for r in failed if r.scores.get(name) is not None]
+        if len(usable) < 3:
+            continue
+        rho = clustered_spearman([r.scores[name] for r in usable],  # type: ignore[misc]
+                                 [r.scores["check_fraction"] for r in usable],  # type: ignore[misc]
+                                 [r.task_id for r in usable], rng, draws=draws)
+        out["scorers"][name] = {"label": label, "n": len(usable),
+                                "tasks": len({r.task_id for r in usable}),
+                                "spearman": rho.as_dict()}
+    for name in ("holistic", "generic_only"):
+        both = [r for r in failed if r.scores.get(name) is not None
+                and r.scores.get("judge_only") is not None]
+        if len(both) < 3:
+            continue
+        paired = paired_delta_spearman(
+            [r.scores["judge_only"] for r in both],  # type: ignore[misc]
+            [r.scores[name] for r in both],  # type: ignore[misc]
+            [r.scores["check_fraction"] for r in both],  # type: ignore[misc]
+            [r.task_id for r in both], rng, draws=draws)
+        out["judge_only_paired"][name] = {"n": len(both), "delta_rho": paired.delta.as_dict(),
+                                          "share_positive": paired.share_positive}
     return out
 
 

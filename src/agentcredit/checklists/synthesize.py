@@ -16,6 +16,7 @@ from agentcredit.checklists.freeze import make_checklist
 from agentcredit.checklists.gates import GateFailure, requirement_sentences, run_gates
 from agentcredit.checklists.rules import Rules
 from agentcredit.llm.client import Model
+from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import Message, ModelFailure
 from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
 
@@ -131,7 +132,8 @@ async def synthesize(task: Task, model: Model, rules: Rules, *,
     messages = synthesis_messages(task, rules)
     failures: list[GateFailure] = []
     for attempt in range(1, max_repairs + 2):
-        result = await model.generate(messages, schema=DraftChecklist)
+        with task_owned_values(task_text(task.instruction, task.verifier_files)):
+            result = await model.generate(messages, schema=DraftChecklist)
         if isinstance(result, ModelFailure):
             return Rejection(task.id, f"model call failed: {result.kind}: {result.message}",
                              failures, attempt)

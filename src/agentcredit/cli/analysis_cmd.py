@@ -24,6 +24,23 @@ def _ci(auc: dict[str, Any]) -> str:
     return f"{_fmt(auc['estimate'])} [{_fmt(auc['ci_low'])}, {_fmt(auc['ci_high'])}]"
 
 
+def _print_progress(console: Console, progress: dict[str, Any] | None) -> None:
+    """Progress validity among failures: Spearman's rho with the per-check pass fraction."""
+    if not progress or not progress["scorers"]:
+        return
+    console.print(f"progress among the {progress['n_failed']} FAIL trials (Spearman's ρ with "
+                  "the fraction of checks passed):", soft_wrap=True)
+    for entry in progress["scorers"].values():
+        console.print(f"  {entry['label']}: ρ {_ci(entry['spearman'])} (n={entry['n']}, "
+                      f"{entry['tasks']} tasks)", soft_wrap=True)
+    scorers = progress["scorers"]
+    for name, paired in progress["judge_only_paired"].items():
+        label = scorers[name]["label"] if name in scorers else name
+        console.print(f"  judge only − {label}: Δρ {_ci(paired['delta_rho'])}, "
+                      f"P(Δ>0) {_fmt(paired['share_positive'], 2)} (n={paired['n']})",
+                      soft_wrap=True)
+
+
 def _print(console: Console, result: dict[str, Any]) -> None:
     disc = result.get("discrimination")
     if disc is None:  # raw trials: check fraction only
@@ -48,6 +65,7 @@ def _print(console: Console, result: dict[str, Any]) -> None:
         console.print(f"judge only − {disc['scorers'][name]['label']}: ΔAUC "
                       f"{_ci(paired['delta_auc'])}, P(Δ>0) {_fmt(paired['share_positive'], 2)}"
                       f" (n={paired['n']})")
+    _print_progress(console, result.get("progress_among_failures"))
     agree = result.get("agreement")
     if agree and agree["items"]:
         console.print(f"judge–verifier agreement on assertion items: {agree['decided_both']} "

@@ -158,14 +158,21 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
         if judged.deferred:
             rows.append(("trials queued for a batch (judged on a later run)",
                          str(judged.deferred)))
-        if judged.skipped:
-            rows.append(("trials skipped (no checklist)", str(len(judged.skipped))))
+        unguarded = [r for _, r in judged.skipped if r.startswith("no checklist")]
+        if unguarded:
+            rows.append(("trials skipped (no checklist)", str(len(unguarded))))
+        if len(unguarded) < len(judged.skipped):
+            rows.append(("trials not judged (verifier output in the log)",
+                         str(len(judged.skipped) - len(unguarded))))
     if usage is not None:
         rows += [("model calls", str(usage["calls"])), ("cache hits", str(usage["cache_hits"])),
                  ("tokens in / cached / out", f"{usage['input_tokens']} / "
                   f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
                  ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
                  ("secrets redacted", str(usage["redactions"]))]
+        if usage.get("task_owned_kept"):
+            rows.append(("values kept: the task's own (instruction or verifier)",
+                         str(usage["task_owned_kept"])))
     kinds = summary.get("evidence_kinds") or {}
     if any(kinds.values()):
         rows.append(("citations: output / action / claim / not found",

@@ -28,6 +28,7 @@ class StepEvidence:
     action: str
     output: str
     message: str = ""
+    commands: tuple[str, ...] = ()  # every string in the step's tool-call arguments
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,22 @@ def output_text(step: Step) -> str:
 
 def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check."""
-    return {step.index + 1: StepEvidence(step.index + 1, action_text(step), output_text(step),
-                                         step.message)
+    return {step.index + 1: StepEvidence(
+                step.index + 1, action_text(step), output_text(step), step.message,
+                tuple(s for call in step.tool_calls for s in strings_in(call.arguments)))
             for step in trial.steps}
+
+
+def strings_in(value: object) -> list[str]:
+    """Every string inside a JSON value (tool-call arguments), depth first."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in strings_in(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in strings_in(v)]
+    return []
+
 
 
 def _defuse(text: str) -> str:

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Sequence
+
 from agentcredit.formats.join import normalize_text
-from agentcredit.judging.evidence import StepEvidence
+from agentcredit.judging.evidence import StepEvidence, strings_in
 from agentcredit.schema import EvidenceKind, ItemJudgment
 
 UNVERIFIED = "unverified_evidence"
 NO_OUTPUT = "no_output_evidence"
 EVIDENCE_MODES = ("outputs", "any")
+# An output quote must keep this many letters or digits once echoes are taken out.
+_MIN_OUTPUT_CHARS = 1
+# Echoed command pieces shorter than this are not cut out of the middle of a line.
+_MIN_PIECE = 3
+# A shell prompt (user@host:path# or $), a continuation ">", a trace "+", or a tool's label.
+_PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
+_LABELS = re.compile(r"\b(?:Command|Output|Stdout|Stderr|Directory):|</?(?:output|output_head|"
+                     r"output_tail|returncode)>", re.IGNORECASE)
 
 
 def citation_found(quote: str, step: StepEvidence | None) -> bool:
@@ -28,13 +40,15 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     """Where a quote was found: the step's output, its action, or the agent's message.
 
-    Text the agent typed itself is an action even when the tool echoes it back ("Command:
-    head -n 3 ..."): only what the environment added counts as output.
+    Text the agent typed itself is an action even when the tool echoes it back: a quote
+    counts as ``output`` only if, once the echoed command (with the shell prompt, ``$``,
+    ``>`` or ``Command:`` carrying it) and the tool's own labels are taken out, what is
+    left holds some text of the environment's own (see :func:`environment_text`).
 
     >>> step = StepEvidence(2, 'bash {"command": "wc -l a"}', "$ wc -l a\\n12 a",
-    ...                     "There are 12 lines.")
-    >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "12 lines", "13")]
-    ['output', 'action', 'claim', None]
+    ...                     "There are 12 lines.", commands=("wc -l a",))
+    >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "$ wc -l a", "12 lines", "13")]
+    ['output', 'action', 'action', 'claim', None]
     """
     needle = normalize_text(quote)
     if not needle or step is None:
@@ -42,10 +56,88 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     if needle in normalize_text(step.action):
         return "action"
     if needle in normalize_text(step.output):
-        return "output"
+        residue = environment_text(quote, step.commands or _commands_of(step.action))
+        return "output" if sum(ch.isalnum() for ch in residue) >= _MIN_OUTPUT_CHARS \
+            else "action"
     if needle in normalize_text(step.message):
         return "claim"
     return None
+
+
+def environment_text(quote: str, commands: Sequence[str]) -> str:
+    """What is left of a quoted output once the agent's echoed commands are taken out.
+
+    One doctest per echo shape seen in real logs. Harbor's gemini-cli prints ``Command:`` /
+    ``Output:`` / ``Exit Code:``; terminus and Terminal-Bench terminals show the shell
+    prompt; tools print ``$ cmd`` and ``>`` for continued lines; mini-swe-agent (and
+    Terminal-Bench 1) wraps output in ``<returncode>``/``<output>`` tags; Claude Code's
+    results repeat the path they acted on.
+
+    >>> environment_text("Command: cat /app/config.v1.json", ["cat /app/config.v1.json"])
+    ''
+    >>> environment_text('Command: cat /app/c.json\\nOutput: {"port": 5432}',
+    ...                  ["cat /app/c.json"])
+    '{"port": 5432}'
+    >>> environment_text("root@4f1c:/app# cat x.txt", ["cat x.txt"])
+    ''
+    >>> environment_text("root@4f1c:/app# cat x.txt\\nhello", ["cat x.txt"])
+    'hello'
+    >>> environment_text("$ python3 run.py\\n> done", ["python3 run.py"])
+    'done'
+    >>> environment_text("cat > a.py << EOF\\n> import os\\n> EOF",
+    ...                  ["cat > a.py << EOF\\nimport os\\nEOF"])
+    ''
+    >>> environment_text("<returncode>0</returncode>\\n<output>\\n</output>", ["touch a"])
+    '0'
+    >>> environment_text("File created successfully at: /app/a.py", ["/app/a.py"])
+    'File created successfully at:'
+    """
+    pieces = _pieces(commands)
+    kept: list[str] = []
+    for line in quote.splitlines() or [quote]:
+        rest, prefixed = _strip_prompt(line)
+        norm = normalize_text(rest)
+        if not norm:
+            continue
+        if (prefixed and any(norm in piece for piece in pieces)) or norm in pieces:
+            continue  # the tool's echo of what the agent typed
+        kept.append(rest.strip())
+    residue = normalize_text(" ".join(kept))
+    for piece in sorted(pieces, key=len, reverse=True):
+        if len(piece) >= _MIN_PIECE:
+            residue = residue.replace(piece, " ")
+    return normalize_text(_LABELS.sub(" ", residue))
+
+
+def _strip_prompt(line: str) -> tuple[str, bool]:
+    """The line without a leading shell prompt or echo label, and whether it had one."""
+    match = _PROMPT.match(line)
+    if match is None or not match.group(0).strip():
+        return line, False
+    return line[match.end():], True
+
+
+def _pieces(commands: Sequence[str]) -> set[str]:
+    """Each command and each of its lines, normalized (what an echo can repeat)."""
+    pieces: set[str] = set()
+    for command in commands:
+        pieces.add(normalize_text(command))
+        pieces.update(normalize_text(line) for line in command.splitlines())
+    pieces.discard("")
+    return pieces
+
+
+def _commands_of(action: str) -> tuple[str, ...]:
+    """Argument strings of a rendered action (``name {json}`` per line), best effort."""
+    found: list[str] = []
+    for line in action.splitlines():
+        _, _, payload = line.partition(" ")
+        try:
+            value = json.loads(payload)
+        except ValueError:
+            continue
+        found.extend(strings_in(value))
+    return tuple(found)
 
 
 def classify(judgment: ItemJudgment, steps: dict[int, StepEvidence]) -> ItemJudgment:

@@ -122,9 +122,10 @@ class ModelClient:
     ) -> ModelResponse | ModelFailure:
         """One answer for ``messages`` (see the module docstring for what happens)."""
         config = config or GenerationConfig()
-        before = self.redactor.total
+        before, kept = self.redactor.total, self.redactor.kept_total
         clean, json_schema, key = self.request_key(messages, schema, config)
         self.ledger.redactions += self.redactor.total - before
+        self.ledger.task_owned_kept += self.redactor.kept_total - kept
         result: ModelResponse | ModelFailure | None = self._from_cache(key, schema)
         if result is None and not self.retry_failed:
             result = self._recorded_failure(key)

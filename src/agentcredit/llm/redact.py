@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
@@ -73,6 +76,32 @@ _ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# The text of the task being worked on (its instruction and verifier files), when one is.
+_TASK_TEXT: ContextVar[str | None] = ContextVar("agentcredit_task_text", default=None)
+
+
+@contextmanager
+def task_owned_values(task_text: str | None) -> Iterator[None]:
+    """Within this block, a would-be secret that appears verbatim in ``task_text`` is kept.
+
+    A task that plants fake credentials and checks them (a sanitize-secrets task names its
+    tokens in the instruction and the tests) is about those values: redacting them would
+    hide the task from the checklist writer and the evidence from the judge. They are test
+    data, not leaks. Everything else is redacted as usual. The setting follows asyncio tasks
+    started inside the block (a context variable).
+    """
+    token = _TASK_TEXT.set(task_text or None)
+    try:
+        yield
+    finally:
+        _TASK_TEXT.reset(token)
+
+
+def task_text(instruction: str, verifier_files: dict[str, str]) -> str:
+    """The text a task owns: its instruction and its verifier files."""
+    return "\n".join([instruction, *verifier_files.values()])
+
+
 def _may_match(kind: str, text: str, lowered: str) -> bool:
     exact, lower = _ANCHORS[kind]
     return any(a in text for a in exact) or any(a in lowered for a in lower)
@@ -84,6 +113,7 @@ class Redactor:
 
     enabled: bool = True
     counts: Counter[str] = field(default_factory=Counter)
+    kept: Counter[str] = field(default_factory=Counter)
     _memo: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
 
     def __call__(self, text: str) -> str:
@@ -91,9 +121,18 @@ class Redactor:
 
         >>> Redactor()("key=AKIAABCDEFGHIJKLMNOP")
         'key=[REDACTED:aws_access_key_id]'
+        >>> redact = Redactor()
+        >>> with task_owned_values("Remove AKIAABCDEFGHIJKLMNOP from config.py"):
+        ...     redact("key=AKIAABCDEFGHIJKLMNOP, other=AKIAZZZZZZZZZZZZZZZZ")
+        'key=AKIAABCDEFGHIJKLMNOP, other=[REDACTED:aws_access_key_id]'
+        >>> dict(redact.kept), dict(redact.counts)
+        ({'aws_access_key_id': 1}, {'aws_access_key_id': 1})
         """
         if not self.enabled or not text:
             return text
+        owned = _TASK_TEXT.get()
+        if owned is not None:
+            return self._redact(text, owned)
         cached = self._memo.get(text)
         if cached is not None:
             result, counts = cached
@@ -101,20 +140,27 @@ class Redactor:
             return result
         before = Counter(self.counts)
         original = text
-        lowered = text.lower()
-        for kind, pattern, group in _PATTERNS:
-            if _may_match(kind, text, lowered):
-                text = pattern.sub(self._replacer(kind, group), text)
+        text = self._redact(text, None)
         if len(self._memo) > 256:
             self._memo.clear()
         self._memo[original] = (text, self.counts - before)
         return text
 
-    def _replacer(self, kind: str, group: int):  # type: ignore[no-untyped-def]
+    def _redact(self, text: str, owned: str | None) -> str:
+        lowered = text.lower()
+        for kind, pattern, group in _PATTERNS:
+            if _may_match(kind, text, lowered):
+                text = pattern.sub(self._replacer(kind, group, owned), text)
+        return text
+
+    def _replacer(self, kind: str, group: int, owned: str | None):  # type: ignore[no-untyped-def]
         marker = f"[REDACTED:{kind}]"
 
         def replace(match: re.Match[str]) -> str:
             if match.group(0).count("[REDACTED:") and kind == "password_assignment":
+                return match.group(0)
+            if owned is not None and match.group(group) in owned:
+                self.kept[kind] += 1
                 return match.group(0)
             self.counts[kind] += 1
             if group == 0:
@@ -130,6 +176,11 @@ class Redactor:
     def total(self) -> int:
         """How many secrets were replaced so far."""
         return sum(self.counts.values())
+
+    @property
+    def kept_total(self) -> int:
+        """How many would-be secrets were kept because their task owns them."""
+        return sum(self.kept.values())
 
 
 KINDS: tuple[str, ...] = tuple(kind for kind, _, _ in _PATTERNS)

@@ -29,6 +29,7 @@ class UsageLedger:
     cached_input_tokens: int = 0
     output_tokens: int = 0
     redactions: int = 0
+    task_owned_kept: int = 0
     failures: Counter[str] = field(default_factory=Counter)
     cost_usd: float = 0.0
     unpriced_models: set[str] = field(default_factory=set)
@@ -65,6 +66,7 @@ class UsageLedger:
             "output_tokens": self.output_tokens,
             "failures": dict(self.failures),
             "redactions": self.redactions,
+            "task_owned_kept": self.task_owned_kept,
             "cost_usd": round(self.cost_usd, 6) if self.prices else None,
             "unpriced_models": sorted(self.unpriced_models),
         }

@@ -129,7 +129,8 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         generated=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
         seed=analysis.get("seed", 0), draws=analysis.get("bootstrap_draws", 0),
         provenance=_provenance(meta),
-        cards=_cards(summary, discrimination, analysis.get("agreement") or {}),
+        cards=_cards(summary, discrimination, analysis.get("agreement") or {},
+                     analysis.get("progress_among_failures") or {}),
         agreement=_agreement(analysis.get("agreement") or {}),
         kinds=analysis.get("evidence_kinds") or {},
         scorers=_scorer_rows(discrimination),
@@ -158,9 +159,37 @@ class _Labels:
         self.labels = labels
 
 
-def _cards(summary: dict[str, Any], disc: dict[str, Any],
-           agreement: dict[str, Any]) -> list[dict[str, str]]:
+def _cards(summary: dict[str, Any], disc: dict[str, Any], agreement: dict[str, Any],
+           progress: dict[str, Any]) -> list[dict[str, str]]:
     scorers = disc.get("scorers", {})
+    return [*_auc_cards(scorers, disc, agreement), *_progress_cards(progress), *[
+        {"id": "coverage", "label": "mean evidence coverage", "value": _fmt(summary["coverage"]),
+         "note": "share of items decided yes or no"},
+        {"id": "counts", "label": "trials (with an outcome)", "value":
+         f"{summary['trials']} ({disc.get('n_trials', 0)})",
+         "note": f"mean partial credit {_fmt(summary['partial_credit'])} (uses the outcome)"}]]
+
+
+def _progress_cards(progress: dict[str, Any]) -> list[dict[str, str]]:
+    """Spearman's rho among FAIL trials with the per-check pass fraction, judge-only and
+    holistic, beside the AUCs: how well each orders failures by how far they got."""
+    scorers = progress.get("scorers", {})
+    n_failed = progress.get("n_failed", 0)
+    cards = []
+    for name, title in (("judge_only", "judge-only"), ("holistic", "holistic")):
+        rho = scorers.get(name, {}).get("spearman", {})
+        ci = f" [{_fmt(rho.get('ci_low'))}, {_fmt(rho.get('ci_high'))}]" \
+            if rho.get("ci_low") is not None else ""
+        cards.append({"id": f"progress-{name.replace('_', '-')}",
+                      "label": f"{title} ρ with checks passed, FAIL trials{ci}",
+                      "value": _fmt(rho.get("estimate")),
+                      "note": f"orders {n_failed} failed trials by progress" if rho else
+                      "needs a --model run with failed trials"})
+    return cards
+
+
+def _auc_cards(scorers: dict[str, Any], disc: dict[str, Any],
+               agreement: dict[str, Any]) -> list[dict[str, str]]:
 
     def auc(name: str) -> tuple[str, str]:
         a = scorers.get(name, {}).get("auc", {})
@@ -185,11 +214,6 @@ def _cards(summary: dict[str, Any], disc: dict[str, Any],
             f" [{_fmt(kappa.get('ci_low'))}, {_fmt(kappa.get('ci_high'))}]"
             if kappa.get("ci_low") is not None else ""), "value": _fmt(kappa.get("estimate")),
          "note": f"{agreement.get('decided_both', 0)} assertion items decided by both"},
-        {"id": "coverage", "label": "mean evidence coverage", "value": _fmt(summary["coverage"]),
-         "note": "share of items decided yes or no"},
-        {"id": "counts", "label": "trials (with an outcome)", "value":
-         f"{summary['trials']} ({disc.get('n_trials', 0)})",
-         "note": f"mean partial credit {_fmt(summary['partial_credit'])} (uses the outcome)"},
     ]
 
 

@@ -15,6 +15,7 @@ from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import GenerationConfig, ModelFailure
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.run_store import RunStore
@@ -135,24 +136,31 @@ async def judge_trials(
                 summary.resumed += 1
             return
         assert model is not None
+        task = tasks.get(trial.task_id or "")
+        owned = task_text(task.instruction, task.verifier_files) if task is not None else None
         async with semaphore:
-            view = render_evidence(trial, budget_tokens=options.budget_tokens)
-            instruction = instruction_for(trial, tasks.get(trial.task_id or ""))
-            # Every request this trial needs is asked at once, so that a batch round queues
-            # them all (judge, holistic, generic) instead of one per round.
-            asks = []
-            if need_llm:
-                asks.append(judged_source(trial.id, "llm", judge_trial(
-                    model, checklist, instruction, view, per_item=options.per_item,
-                    config=config, evidence=options.evidence), checklist))
-            if need_holistic:
-                asks.append(holistic(trial.id, instruction, view))
-            if need_generic:
-                generic = generic_checklist(trial.task_id or "")
-                asks.append(judged_source(trial.id, "generic", judge_trial(
-                    model, generic, instruction, view, config=config,
-                    evidence=options.evidence), generic))
-            deferred = await asyncio.gather(*asks)
+            with task_owned_values(owned):
+                await ask(trial, checklist, task)
+
+    async def ask(trial: Trial, checklist: Checklist, task: Task | None) -> None:
+        assert model is not None
+        view = render_evidence(trial, budget_tokens=options.budget_tokens)
+        instruction = instruction_for(trial, task)
+        # Every request this trial needs is asked at once, so that a batch round queues
+        # them all (judge, holistic, generic) instead of one per round.
+        asks = []
+        if trial.id not in done_llm:
+            asks.append(judged_source(trial.id, "llm", judge_trial(
+                model, checklist, instruction, view, per_item=options.per_item,
+                config=config, evidence=options.evidence), checklist))
+        if options.holistic and trial.id not in have_holistic:
+            asks.append(holistic(trial.id, instruction, view))
+        if options.generic and trial.id not in done_generic:
+            generic = generic_checklist(trial.task_id or "")
+            asks.append(judged_source(trial.id, "generic", judge_trial(
+                model, generic, instruction, view, config=config,
+                evidence=options.evidence), generic))
+        deferred = await asyncio.gather(*asks)
         if any(deferred):
             summary.deferred += 1  # queued for a batch file; finished on a later run
             return
