@@ -65,6 +65,20 @@ def test_a_citation_of_the_agents_own_command_does_not_raise_a_state() -> None:
     assert any("is the agent's own action, not an output" in c for c in verdict.corrections)
 
 
+def test_an_echo_of_the_agents_command_in_the_output_does_not_raise_a_state() -> None:
+    echoing = {6: StepEvidence(6, 'run_shell_command {"command": "cat /app/summary.json"}',
+                               'Command: cat /app/summary.json\nOutput: {"east": 10.5}',
+                               commands=("cat /app/summary.json",))}
+    echo = _fine([{"step": 6, "state": "verified",
+                   "evidence": [{"step": 6, "quote": "Command: cat /app/summary.json"}]}])
+    verdict = enforce("R1", echo, [6], echoing, [6])
+    assert [s.state for s in verdict.states] == ["missing"] and not verdict.satisfied
+    assert any("is the agent's own action, not an output" in c for c in verdict.corrections)
+    shown = _fine([{"step": 6, "state": "verified", "evidence": [
+        {"step": 6, "quote": 'Command: cat /app/summary.json\nOutput: {"east": 10.5}'}]}])
+    assert [s.state for s in enforce("R1", shown, [6], echoing, [6]).states] == ["verified"]
+
+
 def test_states_carry_forward_and_lower_without_proof() -> None:
     answer = _fine([
         {"step": 2, "state": "hypothesis", "evidence": [{"step": 2, "quote": "sales.csv"}]},
