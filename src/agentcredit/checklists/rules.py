@@ -5,10 +5,10 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from agentcredit.errors import ConfigError
+from agentcredit.errors import ConfigError, InputError
+from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema.base import first_error
 
 
@@ -69,10 +69,9 @@ def load_rules(path: str | Path | None = None) -> Rules:
         except OSError as exc:
             raise ConfigError(f"{source}: cannot read rules: {exc.strerror or exc}") from None
     try:
-        data = yaml.safe_load(raw)
-        rules = Rules.model_validate(data)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{source}: malformed YAML: {str(exc).splitlines()[0]}") from None
+        rules = Rules.model_validate(parse_yaml(raw, source))
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     except ValidationError as exc:
         raise ConfigError(f"{source}: {first_error(exc)}") from None
     missing = {"assertion", "generated", "judge"} - set(rules.routes)

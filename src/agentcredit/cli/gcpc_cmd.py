@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -264,6 +265,8 @@ def run(
         if batch and client is not None and client.cache is not None:
             _next_step(console, client, more_rounds=bool(report.deferred),
                        queued=bool(report.deferred or judged.deferred))
+        _finish(console, judged, [(task, r.reason) for task, r in report.rejected.items()
+                                  if r.reason.startswith("model call failed")])
 
 
 
@@ -320,6 +323,7 @@ def judge(
         _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
         if batch and client is not None and client.cache is not None:
             _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
+        _finish(console, judged)
 
 
 
@@ -359,10 +363,30 @@ def _next_step(console: Console, client: ModelClient, *, more_rounds: bool,
                   f"{client.cache.path}; then: {again}")
 
 
-def _this_command(*, batch: bool) -> str:
+def _finish(console: Console, judged: JudgeSummary,
+            rejected: list[tuple[str, str]] | None = None) -> None:
+    """Exit 0 when everything asked for was done, 1 when some units failed, 2 when calls
+    failed and nothing was done; a failure says why (the first reason) and how to retry."""
+    failures = [*(rejected or []), *judged.failed]
+    if not failures:
+        return
+    done = judged.judged + judged.resumed
+    where, reason = failures[0]
+    console.print(f"[red]{len(failures)} units failed[/red] because model calls failed; "
+                  f"first, {escape(where)}: {escape(reason)}", soft_wrap=True)
+    console.print("Failures of the network, the server or the rate limit are not recorded: "
+                  "once the cause is fixed (network, --base-url, key), run "
+                  f"{escape(_this_command(batch=False, keep=True))} and they are asked again.",
+                  soft_wrap=True)
+    raise typer.Exit(2 if done == 0 else 1)
+
+
+def _this_command(*, batch: bool, keep: bool = False) -> str:
     """The command line being run, with or without --batch."""
-    args = [a for a in sys.argv[1:] if a != "--batch"]
+    args = [a for a in sys.argv[1:] if keep or a != "--batch"]
     if not sys.argv or not sys.argv[0].endswith(("agentcredit", "__main__.py")):
+        if keep:
+            return "the same command again"
         return "this command again" + (" with --batch" if batch else " without --batch")
     return " ".join(shlex.quote(a) for a in ["agentcredit", *args,
                                              *(["--batch"] if batch else [])])

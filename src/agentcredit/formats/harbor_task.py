@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import InputError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._io import read_text
+from agentcredit.formats.structured import parse_toml
 from agentcredit.formats.verifier_files import collect_files, pytest_checks
 from agentcredit.schema import Task, TaskMetadata
 
@@ -24,10 +23,7 @@ def is_harbor_task(folder: Path) -> bool:
 def read_harbor_task(folder: Path) -> Task:
     """Read one Harbor task folder; raises InputError when it cannot be used at all."""
     instruction = read_text(folder / "instruction.md")
-    try:
-        config = tomllib.loads(read_text(folder / "task.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(folder / "task.toml"), f"malformed TOML: {exc}") from None
+    config = parse_toml(read_text(folder / "task.toml"), str(folder / "task.toml"))
     files, skipped = collect_files(folder, [folder / "tests"])
     checks, notes = pytest_checks(files, "tests/")
     if not any(name.startswith("tests/") for name in files):

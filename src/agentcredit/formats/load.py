@@ -345,7 +345,39 @@ def load(paths: Iterable[str | Path], *, strict: bool = False,
     with _gc_paused():
         for path in paths:
             loader.path(Path(path))
+    _distinct_trial_ids(loader.out)
     return loader.out
+
+
+def _distinct_trial_ids(out: LoadResult) -> None:
+    """Two trials never share an id: the same trial read twice (same file) is kept once;
+    two different trials with one name (the same ``trial_name`` in two jobs) are both kept,
+    the later one under ``<id>@<its job folder>`` (then ``#2``, ``#3``…), with a warning.
+
+    A store keyed by trial id would otherwise let one silently replace the other.
+    """
+    seen: dict[str, str] = {}
+    kept: list[Trial] = []
+    for trial in out.trials:
+        source = trial.trajectory_path or trial.source_path
+        first = seen.get(trial.id)
+        if first is None:
+            seen[trial.id] = source
+            kept.append(trial)
+            continue
+        if first == source:
+            out.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
+                f"trial {trial.id!r} was reached twice through the inputs given: read once")))
+            continue
+        job = Path(trial.source_path).parent.name or "input"
+        new_id, n = f"{trial.id}@{job}", 2
+        while new_id in seen:
+            new_id, n = f"{trial.id}@{job}#{n}", n + 1
+        seen[new_id] = source
+        kept.append(trial.model_copy(update={"id": new_id}))
+        out.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
+            f"trial id {trial.id!r} is also used by {first}: this one is kept as {new_id!r}")))
+    out.trials = kept
 
 
 @contextmanager

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from agentcredit.errors import InputError
 from agentcredit.formats._io import read_text
 from agentcredit.formats.harbor_task import _metadata
+from agentcredit.formats.structured import parse_yaml
 from agentcredit.formats.swebench import ORACLE_FIELDS, test_id_list
 from agentcredit.formats.verifier_files import collect_files, pytest_checks
 from agentcredit.schema import Task
@@ -30,10 +29,7 @@ def is_tb1_task(folder: Path) -> bool:
 def read_tb1_task(folder: Path) -> Task:
     """Read one Terminal-Bench 1 task folder."""
     path = folder / "task.yaml"
-    try:
-        config = yaml.safe_load(read_text(path))
-    except yaml.YAMLError as exc:
-        raise InputError(str(path), f"malformed YAML: {str(exc).splitlines()[0]}") from None
+    config = parse_yaml(read_text(path), str(path))
     if not isinstance(config, dict):
         raise InputError(str(path), "expected a YAML mapping")
     instruction = _instruction(config)

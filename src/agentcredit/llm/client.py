@@ -26,6 +26,7 @@ from agentcredit.llm.limits import RateLimiter, RetryPolicy
 from agentcredit.llm.providers import Provider, ProviderError, make_provider
 from agentcredit.llm.redact import Redactor
 from agentcredit.llm.types import (
+    NOT_RECORDED,
     RETRYABLE,
     GenerationConfig,
     Message,
@@ -135,7 +136,8 @@ class ModelClient:
             result = self._failure("deferred", "written to the batch queue", key=key)
         if result is None:
             result = await self._live(clean, json_schema, schema, config, key)
-            if isinstance(result, ModelFailure) and self.cache is not None:
+            if isinstance(result, ModelFailure) and self.cache is not None and \
+                    result.kind not in NOT_RECORDED:
                 self.cache.put_failure(key, self.model_id, result.model_dump(mode="json"))
         self.ledger.record(result)
         if isinstance(result, ModelFailure) and self.raise_on_failure:
@@ -223,6 +225,8 @@ class ModelClient:
         if stored is None:
             return None
         failure = ModelFailure.model_validate(stored)
+        if failure.kind in NOT_RECORDED:
+            return None  # a transient failure an older version stored: ask again
         note = " (recorded by an earlier run; retry_failed / --retry-failed asks again)"
         return failure.model_copy(update={"attempts": 0, "message": failure.message + note})
 

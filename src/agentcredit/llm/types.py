@@ -22,6 +22,11 @@ FailureKind = Literal[
 ]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
                                        "malformed_response"})
+NOT_RECORDED: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
+                                          "auth", "deferred"})
+"""Failures that say nothing about the request itself (the network, the server's load, the
+credentials): never stored in the cache, so a later run asks again by itself. Only
+definitive answers (a bad request, an answer that never fit its schema) are replayed."""
 
 
 class _Frozen(BaseModel):

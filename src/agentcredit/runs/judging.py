@@ -16,7 +16,7 @@ from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VE
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.redact import task_owned_values, task_text
-from agentcredit.llm.types import GenerationConfig, ModelFailure
+from agentcredit.llm.types import NOT_RECORDED, GenerationConfig, ModelFailure
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.run_store import RunStore
 
@@ -47,6 +47,9 @@ class JudgeSummary:
     resumed: int = 0
     deferred: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    """Trials whose calls failed for a passing reason (network, server, rate limit): nothing
+    of them is recorded as done, so the next run asks again by itself."""
 
 
 def instruction_for(trial: Trial, task: Task | None) -> str:
@@ -78,6 +81,12 @@ async def judge_trials(
         result = await asked
         if any(f.kind == "deferred" for f in result.failures):
             return True
+        transient = [f for f in result.failures if f.kind in NOT_RECORDED]
+        if transient:
+            reason = f"{transient[0].kind}: {transient[0].message}"
+            summary.failed.append((trial_id, reason))
+            store.add_error(trial_id, "judge", reason)
+            return False
         assert model is not None
         store.record_judgments(
             trial_id, source, result.judgments, checklist_hash=checklist.hash,
@@ -95,6 +104,11 @@ async def judge_trials(
                                                           config=config)
         if isinstance(response, ModelFailure) and response.kind == "deferred":
             return True
+        if isinstance(response, ModelFailure) and response.kind in NOT_RECORDED:
+            reason = f"holistic {response.kind}: {response.message}"
+            summary.failed.append((trial_id, reason))
+            store.add_error(trial_id, "judge", reason)
+            return False
         store.record_holistic(trial_id, value, rationale, model=model.model_id,
                               prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
                               response=response)
@@ -160,11 +174,13 @@ async def judge_trials(
             asks.append(judged_source(trial.id, "generic", judge_trial(
                 model, generic, instruction, view, config=config,
                 evidence=options.evidence), generic))
+        failed_before = len(summary.failed)
         deferred = await asyncio.gather(*asks)
         if any(deferred):
             summary.deferred += 1  # queued for a batch file; finished on a later run
             return
-        summary.judged += 1
+        if len(summary.failed) == failed_before:
+            summary.judged += 1
 
     async def tracked(trial: Trial) -> None:
         try:

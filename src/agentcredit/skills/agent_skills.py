@@ -24,6 +24,7 @@ import yaml
 
 from agentcredit.errors import InputError
 from agentcredit.formats._io import read_text
+from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema import Lineage, Skill
 from agentcredit.skills.bank import slug
 
@@ -44,10 +45,7 @@ def parse_skill_md(text: str, where: str, default_name: str) -> Skill:
     match = _FRONT.match(text)
     if match is None:
         raise InputError(where, "no YAML front matter (a SKILL.md starts with a '---' line)")
-    try:
-        front = yaml.safe_load(match.group(1))
-    except yaml.YAMLError as exc:
-        raise InputError(where, f"malformed front matter: {str(exc).splitlines()[0]}") from None
+    front = parse_yaml(match.group(1), where, "front matter")
     if not isinstance(front, dict):
         raise InputError(where, "front matter is not a mapping")
     description = front.get("description")

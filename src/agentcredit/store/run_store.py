@@ -206,6 +206,12 @@ class RunStore:
 
     # errors and usage
     def add_error(self, trial_id: str | None, stage: str, message: str) -> None:
+        """Record an error, unless the same one is already open (a rerun that fails the
+        same way again adds nothing)."""
+        if self.db.execute("SELECT 1 FROM errors WHERE trial_id IS ? AND stage = ? AND "
+                           "message = ? AND resolved_at IS NULL",
+                           (trial_id, stage, message)).fetchone() is not None:
+            return
         self.db.execute("INSERT INTO errors (trial_id, stage, message, at) VALUES (?, ?, ?, ?)",
                         (trial_id, stage, message, time.time()))
 

@@ -1,0 +1,72 @@
+"""Failures that used to lie: a run that scored nothing because its calls failed exits
+non-zero with the reason, and transient failures are never replayed from the cache."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from agentcredit.cli.app import app
+from agentcredit.store.run_store import RunStore
+from tests.conftest import EXAMPLES
+from tests.judging import scripted_judge
+from tests.llm.fake_server import FakeLLMServer
+
+runner = CliRunner()
+ENV = {"OPENAI_API_KEY": "k", "COLUMNS": "200"}
+
+
+def responder(body: dict[str, Any]) -> str:
+    schema = body["response_format"]["json_schema"]["schema"]
+    return scripted_judge.answer(body["messages"], schema)
+
+
+def _dead_url() -> str:
+    with socket.socket() as sock:  # a port nothing listens on: connection refused
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def _run(out: Path, base_url: str) -> Any:
+    return runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                               "--out", str(out), "--model", "openai/judge-model",
+                               "--base-url", base_url], env=ENV)
+
+
+def test_no_network_exits_2_with_the_reason_and_recovers_without_retry_failed(
+        tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    offline = _run(out, _dead_url())
+    assert offline.exit_code == 2, offline.output
+    assert "units failed" in offline.output and "connection" in offline.output
+    assert "run the same command again" in offline.output or "agentcredit" in offline.output
+    with FakeLLMServer(responder=responder) as server:
+        back = _run(out, f"{server.url}/v1")  # the network is back (or --base-url fixed)
+        assert back.exit_code == 0, back.output
+        assert server.count == 11  # 3 syntheses + 8 judge calls: nothing replayed
+    assert len(RunStore(out).done_set("llm")) == 8
+    assert json.loads((out / "summary.json").read_text())["errors"]["open"] == 0
+
+
+def test_rate_limited_judging_is_asked_again_and_errors_do_not_pile_up(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    synth_only = lambda i, body: None if "DraftChecklist" in json.dumps(  # noqa: E731
+        body.get("response_format", {})) else "429"
+    with FakeLLMServer(responder=responder, faults=synth_only) as server:
+        first = _run(out, f"{server.url}/v1")
+        assert first.exit_code == 2, first.output  # checklists built, no trial judged
+        assert "rate_limit" in first.output
+        second = _run(out, f"{server.url}/v1")
+        assert second.exit_code == 2
+    open_errors = RunStore(out).errors()
+    assert len(open_errors) == 8  # one per trial, not one per trial per run
+    with FakeLLMServer(responder=responder) as server:
+        third = _run(out, f"{server.url}/v1")
+        assert third.exit_code == 0, third.output
+        assert server.count == 8  # the checklists were kept; only the judging is asked
+    assert RunStore(out).errors() == []
