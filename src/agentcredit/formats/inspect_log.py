@@ -20,6 +20,7 @@ have outcome none with the reason.
 
 from __future__ import annotations
 
+import io
 import json
 import struct
 import zipfile
@@ -31,7 +32,7 @@ from typing import Any
 from agentcredit.errors import InputError, PrerequisiteError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict
-from agentcredit.formats._io import parse_json
+from agentcredit.formats._io import DEFAULT_MAX_BYTES, parse_json
 from agentcredit.schema import (
     AgentInfo,
     DroppedText,
@@ -59,6 +60,7 @@ class InspectRead:
     tasks: list[Task] = field(default_factory=list)
     trials: list[Trial] = field(default_factory=list)
     problems: list[tuple[str, str]] = field(default_factory=list)
+    task_ids: set[str] = field(default_factory=set)
 
 
 def is_inspect_document(value: Any) -> bool:
@@ -68,8 +70,19 @@ def is_inspect_document(value: Any) -> bool:
 
 
 def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, raw: Any) -> bytes:
+    """A member's bytes, never more than it declares nor than the file-size limit.
+
+    A member that declares more than the limit is refused before anything is inflated; one
+    that inflates past what it declares (a decompression bomb) is cut off at that point.
+    """
+    limit = min(info.file_size, DEFAULT_MAX_BYTES)
+    if info.file_size > DEFAULT_MAX_BYTES:
+        raise InputError(info.filename, f"member declares {info.file_size} bytes, over the "
+                         f"{DEFAULT_MAX_BYTES // (1024 * 1024)} MB limit "
+                         "(AGENTCREDIT_MAX_FILE_MB raises it)")
     if info.compress_type != ZSTD:
-        return archive.read(info)
+        with archive.open(info) as member:
+            return _capped(member.read(limit + 1), limit, info)
     try:
         import zstandard
     except ImportError:
@@ -84,9 +97,17 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, raw: Any) -> bytes:
     if len(data) < info.compress_size:
         raise InputError(info.filename, "member is truncated")
     try:
-        return bytes(zstandard.ZstdDecompressor().decompressobj().decompress(data))
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(data))
+        return _capped(reader.read(limit + 1), limit, info)
     except zstandard.ZstdError as exc:
         raise InputError(info.filename, f"cannot decompress: {exc}") from None
+
+
+def _capped(data: bytes, limit: int, info: zipfile.ZipInfo) -> bytes:
+    if len(data) > limit:
+        raise InputError(info.filename, f"member inflates past the {limit} bytes it declares "
+                         "(a decompression bomb?): not read")
+    return data
 
 
 def read_eval(path: Path, scorer: str | None = None) -> InspectRead:
@@ -153,7 +174,8 @@ def _add(out: InspectRead, header: dict[str, Any], sample: dict[str, Any], path:
     epoch = sample.get("epoch", 1)
     task_id = f"{task_name}/{sample_id}"
     instruction = _input_text(sample.get("input"))
-    if not any(t.id == task_id for t in out.tasks):
+    if task_id not in out.task_ids:
+        out.task_ids.add(task_id)
         out.tasks.append(Task(id=task_id, instruction=instruction, benchmark="inspect",
                               source_path=str(path)))
     dropped: tuple[DroppedText, ...] = ()

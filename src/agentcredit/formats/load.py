@@ -93,6 +93,10 @@ class _Loader:
         if not path.exists():
             self.error(str(path), "no such file or folder")
         elif path.is_dir():
+            if _dir_key_or_none(path) in self.seen_dirs:
+                self.out.warnings.append(ReadError(path=str(path), fatal=False, reason=(
+                    "already read through another input: read once")))
+                return
             before = len(self.out.tasks) + len(self.out.trials)
             errors_before = len(self.out.errors)
             self.folder(path)
@@ -426,6 +430,13 @@ def _tb1_run_metadata(folder: Path) -> tuple[str | None, str | None]:
             agent, model = meta.get("agent_name"), meta.get("model_name")
             return (str(agent) if agent else None, str(model) if model else None)
     return None, None
+
+
+def _dir_key_or_none(folder: Path) -> tuple[int, int] | None:
+    try:
+        return _dir_key(folder)
+    except OSError:
+        return None
 
 
 def _dir_key(folder: Path) -> tuple[int, int]:
