@@ -177,3 +177,28 @@ def test_batch_import_adds_the_rubrics_on_the_next_run(tmp_path: Path) -> None:
     assert runner.invoke(app, ["skills", "import", *map(str, folders), "--out",
                                str(bank)]).exit_code == 0
     assert all(s.rubric is not None for s in load_bank(bank).skills)
+
+
+def test_a_forged_bank_with_a_traversal_id_is_refused_and_nothing_escapes(
+        tmp_path: Path) -> None:
+    from agentcredit.skills.bank import LOCK_NAME, bank_hash, skill_hash
+
+    folders = _skills(tmp_path / "in")
+    bank = tmp_path / "deep" / "er" / "bank"
+    assert runner.invoke(app, ["skills", "import", *map(str, folders), "--out",
+                               str(bank)]).exit_code == 0
+    data = json.loads((bank / "bank.json").read_text())
+    data["skills"][0]["id"] = "../../../escaped"
+    # A forger recomputes the hash and the lock: the id check does not rest on them.
+    from agentcredit.schema import Skill
+
+    skills = [Skill.model_construct(**s) for s in data["skills"]]
+    data["hash"] = bank_hash(skills, data.get("benchmark"))
+    (bank / "bank.json").write_text(json.dumps(data))
+    (bank / LOCK_NAME).write_text(json.dumps({"hash": data["hash"], "skills": {
+        s.id: skill_hash(s) for s in skills}}))
+    exported = tmp_path / "deep" / "er" / "out"
+    out = runner.invoke(app, ["skills", "export", str(bank), "--out", str(exported)])
+    assert out.exit_code != 0
+    assert "skills.0.id" in out.output and "Traceback" not in out.output, out.output
+    assert not (tmp_path / "escaped").exists() and not (tmp_path / "deep" / "escaped").exists()

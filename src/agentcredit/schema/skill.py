@@ -19,6 +19,10 @@ SkillStage = Literal["intra-teacher", "cross-teacher", "dual-view", "cross-task"
                      "evolve"]
 
 
+SKILL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+"""A skill id is one safe path component: no '/', no '..', nothing hidden, at most 128."""
+
+
 class GuidanceStage(Record):
     """One stage of the actor-facing procedure."""
 
@@ -61,7 +65,10 @@ class Lineage(Record):
 class Skill(Record):
     """A dual-view skill: applicability, guidance for the actor, rubric for the evaluator."""
 
-    id: str = Field(description="Skill id, unique within the bank (lower-case, hyphens).")
+    id: str = Field(description="Skill id, unique within the bank (lower-case, hyphens); "
+                    "also a folder name on export, so one safe path component: letters, "
+                    "digits, '.', '_' and '-', starting with a letter or digit.",
+                    pattern=SKILL_ID_PATTERN)
     title: str = Field(description="Human-readable title.")
     applicability: str = Field(description="When the skill applies; what retrieval matches.")
     guidance: tuple[GuidanceStage, ...] = Field(

@@ -102,6 +102,23 @@ def import_paths(paths: list[Path]) -> ImportResult:
     return result
 
 
+def inside(root: Path, name: str) -> Path:
+    """``root / name``, proven to stay inside ``root`` (ValueError otherwise).
+
+    >>> inside(Path("/out"), "pdf").as_posix()
+    '/out/pdf'
+    >>> inside(Path("/out"), "../../etc")
+    Traceback (most recent call last):
+    ...
+    ValueError: '../../etc' would be written outside /out
+    """
+    base = root.resolve()
+    target = (base / name).resolve()
+    if target.parent != base or not name or name in (".", ".."):
+        raise ValueError(f"{name!r} would be written outside {root}")
+    return root / name
+
+
 def export_skill_md(skills: list[Skill], out: Path) -> list[Path]:
     """One ``<id>/SKILL.md`` per skill; the body is the guidance, byte for byte."""
     written: list[Path] = []
@@ -109,7 +126,7 @@ def export_skill_md(skills: list[Skill], out: Path) -> list[Path]:
         front: dict[str, Any] = {"name": skill.id, "description": skill.applicability}
         front.update(skill.metadata)
         header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1_000_000)
-        folder = out / skill.id
+        folder = inside(out, skill.id)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / SKILL_FILE
         with path.open("w", encoding="utf-8", newline="") as handle:
