@@ -40,3 +40,21 @@ class PrerequisiteError(AgentCreditError):
         )
         self.package = package
         self.extra = extra
+
+
+class StoreError(AgentCreditError):
+    """A run store or response cache that cannot be opened (not SQLite, truncated, a folder).
+
+    The file is left exactly as it was; the message names it and says what to do.
+    """
+
+
+def open_sqlite_error(path: object, exc: Exception) -> StoreError:
+    """The one-line StoreError for a SQLite file that would not open."""
+    detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    from pathlib import Path
+
+    what = "is a folder, not a SQLite file" if Path(str(path)).is_dir() else \
+        f"is not a usable SQLite database ({detail})"
+    return StoreError(f"{path} {what}; it was left as it is: move it aside, or point "
+                      "--out / --cache elsewhere, and run again")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
+from rich.console import Console
+from rich.markup import escape
 
 from agentcredit.cli import (
     analysis_cmd,
@@ -12,6 +16,7 @@ from agentcredit.cli import (
     inspect_cmd,
     skills_cmd,
 )
+from agentcredit.errors import AgentCreditError
 
 app = typer.Typer(
     name="agentcredit",
@@ -48,5 +53,9 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: a deliberate error is one line and exit status 2."""
+    try:
+        app()
+    except AgentCreditError as exc:
+        Console(stderr=True).print(f"[red]error[/red] {escape(str(exc))}", soft_wrap=True)
+        sys.exit(2)

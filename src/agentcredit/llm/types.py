@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentcredit.errors import AgentCreditError
+
 Role = Literal["system", "user", "assistant"]
 FailureKind = Literal[
     "rate_limit",
@@ -114,7 +116,7 @@ class ModelFailure(_Frozen):
     cache_key: str | None = Field(default=None, description="Key of the request in the cache.")
 
 
-class ModelCallError(Exception):
+class ModelCallError(AgentCreditError):
     """Raised instead of returning a ModelFailure when the caller asks for exceptions."""
 
     def __init__(self, failure: ModelFailure) -> None:

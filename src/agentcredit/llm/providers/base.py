@@ -6,10 +6,11 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from agentcredit.errors import AgentCreditError
 from agentcredit.llm.types import FailureKind, GenerationConfig, Message, Usage
 
 
-class ProviderError(Exception):
+class ProviderError(AgentCreditError):
     """A failed call, classified so the client can decide to retry."""
 
     def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
