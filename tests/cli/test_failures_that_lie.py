@@ -70,3 +70,29 @@ def test_rate_limited_judging_is_asked_again_and_errors_do_not_pile_up(tmp_path:
         assert third.exit_code == 0, third.output
         assert server.count == 8  # the checklists were kept; only the judging is asked
     assert RunStore(out).errors() == []
+
+
+def test_model_only_options_without_a_model_are_refused_not_ignored(tmp_path: Path) -> None:
+    for option in ("--holistic", "--generic", "--per-item"):
+        out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                                  "--out", str(tmp_path / "run"), option], env=ENV)
+        assert out.exit_code == 2 and f"{option} needs --model" in out.output
+    assert not (tmp_path / "run" / "run.sqlite").exists()
+
+
+def test_an_inspect_scorer_that_scored_nothing_is_an_error(tmp_path: Path) -> None:
+    from tests.conftest import write_json
+
+    write_json(tmp_path / "log.json", {
+        "version": 2, "eval": {"task": "t", "model": "m", "scorers": [{"name": "match"}]},
+        "samples": [{"id": "s1", "epoch": 1, "input": "q", "target": "a",
+                     "messages": [{"role": "user", "content": "q"}],
+                     "scores": {"match": {"value": "C"}}}]})
+    bad = runner.invoke(app, ["inspect", str(tmp_path / "log.json"), "--inspect-scorer",
+                              "nope"], env=ENV)
+    assert bad.exit_code == 2
+    assert "no sample has a score from --inspect-scorer 'nope'" in bad.output
+    assert "match" in bad.output
+    good = runner.invoke(app, ["inspect", str(tmp_path / "log.json"), "--inspect-scorer",
+                               "match"], env=ENV)
+    assert good.exit_code == 0, good.output

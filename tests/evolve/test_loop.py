@@ -225,3 +225,21 @@ def test_evolve_command_with_a_registered_simulated_runner(tmp_path: Path) -> No
     bad = runner.invoke(app, ["skills", "evolve", str(bank_dir), "--tasks", str(tasks),
                               "--runner", "nope", "--model", "scripted/cli-proposer"])
     assert bad.exit_code == 2 and "unknown runner" in bad.output
+
+
+def test_evolve_with_a_runner_program_that_is_not_installed_exits_2(tmp_path: Path) -> None:
+    bank_dir = _setup(tmp_path)
+    _, proposer = _proposer()
+    register_script("cli-proposer-2", proposer)
+    tasks = tmp_path / "tasks"
+    folder = tasks / TASKS[0].id
+    (folder / "tests").mkdir(parents=True)
+    (folder / "instruction.md").write_text(TASKS[0].instruction)
+    (folder / "task.toml").write_text('version = "1.0"\n')
+    for args in (["--runner", "harbor", "--harbor", str(tmp_path / "no-harbor-here")],
+                 ["--runner", "command", "--command", "no-such-runner-xyz --tasks {tasks}"]):
+        out = runner.invoke(app, ["skills", "evolve", str(bank_dir), "--tasks", str(tasks),
+                                  *args, "--model", "scripted/cli-proposer-2"],
+                            env={"COLUMNS": "200"})
+        assert out.exit_code == 2, out.output
+        assert "not found" in out.output

@@ -161,3 +161,89 @@ def test_two_examples_jobs_with_one_trial_name_both_get_scores(tmp_path: Path) -
     assert out.exit_code == 0, out.output
     rows = (tmp_path / "run" / "scores.csv").read_text().splitlines()
     assert len(rows) == 1 + 8  # 4 trials per copy, none replaced
+
+
+def _claude_events(first_pad: int) -> list[dict[str, object]]:
+    return [
+        {"type": "system", "subtype": "init", "session_id": "s", "model": "claude-x",
+         "pad": "x" * first_pad},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]}}]
+
+
+def test_a_json_lines_log_whose_first_line_is_over_1_mib_is_still_json_lines(
+        tmp_path: Path) -> None:
+    path = tmp_path / "big-first.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in _claude_events(2 << 20)) + "\n")
+    result = load([path])
+    assert result.errors == []
+    (trial,) = result.trials
+    assert trial.format == "claude-code" and trial.steps[0].tool_calls[0].name == "Bash"
+
+
+def test_a_line_over_the_line_limit_is_an_error_not_a_silent_drop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentcredit.formats._io as io_module
+
+    monkeypatch.setattr(io_module, "MAX_LINE_BYTES", 1 << 20)
+    events = _claude_events(0)
+    lines = [json.dumps(e) for e in events]
+    lines.insert(2, json.dumps({"type": "assistant", "message": {
+        "id": "m2", "role": "assistant", "content": [{"type": "text", "text": "y" * (3 << 20)}]}}))
+    path = tmp_path / "long-line.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = load([path])
+    (trial,) = result.trials
+    assert trial.steps  # the other lines were read
+    (error,) = result.errors
+    assert not error.fatal and "line 3" in error.reason
+    assert "over the 1 MB limit for one JSON Lines line" in error.reason
+    out = runner.invoke(app, ["inspect", str(path)])
+    assert out.exit_code == 2  # something was not read: never exit 0
+
+
+def test_a_non_utf8_folder_name_and_a_300_character_id_do_not_stop_the_run(
+        tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    jobs = tmp_path / "jobs"
+    shutil.copytree(EXAMPLES / "jobs" / "toy-agent-noskills", jobs / "job")
+    odd = os.fsdecode(b"csv-sales-summary__Qm4\xff\xfe")
+    (jobs / "job" / "csv-sales-summary__Qm4tR2a").rename(jobs / "job" / odd)
+    doc = json.loads((jobs / "job" / odd / "result.json").read_text())
+    doc["trial_name"] = odd
+    (jobs / "job" / odd / "result.json").write_text(json.dumps(doc))
+    samples = [{"id": "s" * 300, "epoch": 1, "input": "What is 1+2?", "target": "3",
+                "messages": [{"role": "user", "content": "What is 1+2?"},
+                             {"role": "assistant", "content": "3"}],
+                "scores": {"match": {"value": "C"}}}]
+    write_json(jobs / "inspect.json", {"version": 2, "eval": {"task": "t", "model": "m"},
+                                       "samples": samples})
+    tasks = tmp_path / "tasks"
+    shutil.copytree(EXAMPLES / "tasks", tasks)
+    shutil.copy(jobs / "inspect.json", tasks / "inspect.json")
+    out = runner.invoke(app, ["run", str(tasks), str(jobs), "--out", str(tmp_path / "run")],
+                        env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    rows = (tmp_path / "run" / "scores.csv").read_text().splitlines()
+    assert any("csv-sales-summary__Qm4\ufffd\ufffd" in row for row in rows)
+    assert "8 trials" in out.output.replace("\n", " ") or len(rows) == 1 + 4
+
+
+def test_a_300_character_task_id_gets_a_checklist_file_it_can_write(tmp_path: Path) -> None:
+    from agentcredit.checklists.freeze import freeze, load_checklists, make_checklist
+    from agentcredit.checklists.rules import load_rules
+    from agentcredit.schema import ChecklistItem
+
+    rules = load_rules(None)
+    ids = ["t/" + "s" * 300, "t/" + "s" * 299 + "x"]
+    for task_id in ids:
+        item = ChecklistItem(id="C1", text="The file exists.", route="assertion",
+                             checks=("test_a",))
+        freeze(make_checklist(task_id, [item], [], rules, synthesizer="derived",
+                              prompt_version="none"), tmp_path)
+    assert all(len(p.name.encode()) <= 200 for p in tmp_path.iterdir())
+    assert sorted(load_checklists(tmp_path)) == sorted(ids)  # distinct files, ids intact

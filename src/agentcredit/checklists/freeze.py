@@ -7,8 +7,10 @@ checklist hash. A frozen checklist is never overwritten without ``force``, and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,12 +43,26 @@ def checklist_hash(task_id: str, items: tuple[ChecklistItem, ...] | list[Checkli
 
 
 def file_name(task_id: str) -> str:
-    """A safe file name for a task id (path separators replaced).
+    """A safe file name for a task id: path separators replaced, control characters and
+    undecodable bytes made visible, and ids too long for a file system shortened (their
+    head, then a hash of the whole id, so two long ids never share a file).
 
     >>> file_name("sub/t1.1-of-5")
     'sub__t1.1-of-5.json'
+    >>> len(file_name("x" * 300).encode()), file_name("x" * 300)[-18:]
+    (168, '~0d4e2ca9e9cb.json')
     """
-    return task_id.replace("/", "__").replace("\\", "__") + ".json"
+    name = task_id.replace("/", "__").replace("\\", "__")
+    name = _UNSAFE.sub("_", name.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
+    if len(name.encode()) > _MAX_NAME_BYTES:
+        digest = hashlib.sha256(task_id.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        head = name.encode()[:_MAX_NAME_BYTES - 30].decode("utf-8", "ignore")
+        name = f"{head}~{digest}"
+    return name + ".json"
+
+
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f\ufffd]")
+_MAX_NAME_BYTES = 180  # file systems allow 255 bytes; room for suffixes and temp names
 
 
 def make_checklist(task_id: str, items: list[ChecklistItem], waivers: list[Waiver],

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, model_client
+from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
 from agentcredit.report.build import fmt_number as _fmt
@@ -28,24 +29,24 @@ def _print_progress(console: Console, progress: dict[str, Any] | None) -> None:
     """Progress validity among failures: Spearman's rho with the per-check pass fraction."""
     if not progress or not progress["scorers"]:
         return
-    console.print(f"progress among the {progress['n_failed']} FAIL trials (Spearman's ρ with "
+    console.print(f"progress among the {q(progress['n_failed'])} FAIL trials (Spearman's ρ with "
                   "the fraction of checks passed):", soft_wrap=True)
     for entry in progress["scorers"].values():
-        console.print(f"  {entry['label']}: ρ {_ci(entry['spearman'])} (n={entry['n']}, "
-                      f"{entry['tasks']} tasks)", soft_wrap=True)
+        console.print(f"  {q(entry['label'])}: ρ {_ci(entry['spearman'])} (n={q(entry['n'])}, "
+                      f"{q(entry['tasks'])} tasks)", soft_wrap=True)
     scorers = progress["scorers"]
     for name, paired in progress["judge_only_paired"].items():
         label = scorers[name]["label"] if name in scorers else name
-        console.print(f"  judge only − {label}: Δρ {_ci(paired['delta_rho'])}, "
-                      f"P(Δ>0) {_fmt(paired['share_positive'], 2)} (n={paired['n']})",
+        console.print(f"  judge only − {q(label)}: Δρ {_ci(paired['delta_rho'])}, "
+                      f"P(Δ>0) {_fmt(paired['share_positive'], 2)} (n={q(paired['n'])})",
                       soft_wrap=True)
 
 
 def _print(console: Console, result: dict[str, Any]) -> None:
     disc = result.get("discrimination")
     if disc is None:  # raw trials: check fraction only
-        console.print(f"{result['n_trials']} trials in {result['tasks']} tasks "
-                      f"({result['excluded_no_outcome']} without an outcome excluded): AUC of "
+        console.print(f"{q(result['n_trials'])} trials in {q(result['tasks'])} tasks "
+                      f"({q(result['excluded_no_outcome'])} without an outcome excluded): AUC of "
                       f"the per-check pass fraction vs the official outcome {_ci(result['auc'])}")
         return
     table = Table(title=f"outcome discrimination ({disc['n_trials']} trials; "
@@ -56,37 +57,37 @@ def _print(console: Console, result: dict[str, Any]) -> None:
         table.add_column(col)
     for name, entry in disc["scorers"].items():
         paired = disc["paired"].get(name)
-        table.add_row(entry["label"], str(entry["n"]), _ci(entry["auc"]),
-                      "uses the outcome" if entry.get("uses_outcome") else "no",
+        table.add_row(q(entry["label"]), q(str(entry["n"])), _ci(entry["auc"]),
+                      q("uses the outcome" if entry.get("uses_outcome") else "no"),
                       _ci(paired["delta_auc"]) if paired else "",
                       _fmt(paired["share_positive"], 2) if paired else "")
     console.print(table)
     for name, paired in disc.get("judge_only_paired", {}).items():
-        console.print(f"judge only − {disc['scorers'][name]['label']}: ΔAUC "
+        console.print(f"judge only − {q(disc['scorers'][name]['label'])}: ΔAUC "
                       f"{_ci(paired['delta_auc'])}, P(Δ>0) {_fmt(paired['share_positive'], 2)}"
-                      f" (n={paired['n']})")
+                      f" (n={q(paired['n'])})")
     _print_progress(console, result.get("progress_among_failures"))
     agree = result.get("agreement")
     if agree and agree["items"]:
-        console.print(f"judge–verifier agreement on assertion items: {agree['decided_both']} "
-                      f"decided by both of {agree['items']}; raw agreement "
+        console.print(f"judge–verifier agreement on assertion items: {q(agree['decided_both'])} "
+                      f"decided by both of {q(agree['items'])}; raw agreement "
                       f"{_fmt(agree['raw_agreement'])}; Cohen's κ {_ci(agree['kappa'])}; "
-                      f"{len(agree['conflicts'])} conflicts ({agree['note']})", soft_wrap=True)
+                      f"{len(agree['conflicts'])} conflicts ({q(agree['note'])})", soft_wrap=True)
     kinds = result.get("evidence_kinds")
     if kinds and any(kinds.values()):
         console.print("evidence kinds of the judge's citations: " + ", ".join(
-            f"{k} {v}" for k, v in kinds.items()))
+            f"{q(k)} {q(v)}" for k, v in kinds.items()))
     if "compare" in result and result["compare"].get("delta_auc"):
         console.print(f"compared run: ΔAUC {_ci(result['compare']['delta_auc'])} on "
-                      f"{result['compare']['n']} shared trials")
+                      f"{q(result['compare']['n'])} shared trials")
     if "human" in result:
         for name, entry in result["human"]["scorers"].items():
             rho = entry.get("spearman")
             pairs = entry.get("pairs")
-            console.print(f"human agreement · {name}: "
-                          + (f"Spearman {_ci(rho)} (n={entry['n_rated']}) " if rho else "")
-                          + (f"pairs {_fmt(pairs['agreement'])} ({pairs['concordant']}/"
-                             f"{pairs['concordant'] + pairs['discordant']}, {pairs['ties']} "
+            console.print(f"human agreement · {q(name)}: "
+                          + (f"Spearman {_ci(rho)} (n={q(entry['n_rated'])}) " if rho else "")
+                          + (f"pairs {_fmt(pairs['agreement'])} ({q(pairs['concordant'])}/"
+                             f"{q(pairs['concordant'] + pairs['discordant'])}, {q(pairs['ties'])} "
                              "ties)" if pairs else ""))
     pairs = result.get("skill_pairs")
     if pairs:
@@ -94,16 +95,16 @@ def _print(console: Console, result: dict[str, Any]) -> None:
         for col in ("transition", "pairs", "median change", "improving", "regressing"):
             table.add_column(col)
         for name, t in pairs["transitions"].items():
-            table.add_row(name, str(t["pairs"]), _fmt(t["median_change"]),
+            table.add_row(q(name), q(str(t["pairs"])), _fmt(t["median_change"]),
                           _fmt(t.get("share_improving"), 2), _fmt(t.get("share_regressing"), 2))
         console.print(table)
         for p in pairs["list"]:
-            console.print(f"  {p['task_id']}: {p['transition']} {_fmt(p['before'])} → "
-                          f"{_fmt(p['after'])} (checks {p['checks_before']} → "
-                          f"{p['checks_after']})")
+            console.print(f"  {q(p['task_id'])}: {q(p['transition'])} {_fmt(p['before'])} → "
+                          f"{_fmt(p['after'])} (checks {q(p['checks_before'])} → "
+                          f"{q(p['checks_after'])})")
     if "perturbation" in result:
         p = result["perturbation"]
-        console.print(f"evidence perturbation: {p['perturbed']} items; to No "
+        console.print(f"evidence perturbation: {q(p['perturbed'])} items; to No "
                       f"{_fmt(p['share_to_no'], 2)}, to No or Abstain "
                       f"{_fmt(p['share_to_no_or_abstain'], 2)}")
 
@@ -144,12 +145,12 @@ def analyze(
                     result["perturbation"] = asyncio.run(
                         perturb_store(store, client, n=perturb, seed=seed))
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {exc}")
+        console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None
     _print(console, result)
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=2, default=str) + "\n")
-        console.print(f"numbers: {json_out}")
+        console.print(f"numbers: {q(json_out)}")
 
 
 def report(
@@ -161,9 +162,9 @@ def report(
     """Write a self-contained HTML report (opens with no network)."""
     console = Console()
     if not (run_dir / STORE_NAME).exists():
-        console.print(f"[red]error[/red] {run_dir}: no run store here")
+        console.print(f"[red]error[/red] {q(run_dir)}: no run store here")
         raise typer.Exit(2)
     store = RunStore(run_dir)
     path = write_report(store, analyze_store(store, seed=seed, draws=bootstrap),
                         out or run_dir / "report.html")
-    console.print(f"report: {path}")
+    console.print(f"report: {q(path)}")

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from agentcredit.cli.text import q
 from agentcredit.llm.batch import export_batch, import_batch
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 
@@ -32,17 +33,17 @@ def export(
     console = Console()
     store = ResponseCache(cache or default_cache_path())
     report = export_batch(store, out, anthropic_out)
-    console.print(f"wrote {report.written} requests to {out}")
+    console.print(f"wrote {q(report.written)} requests to {q(out)}")
     if report.anthropic_path is not None:
-        console.print(f"wrote {report.anthropic_written} Anthropic requests to "
-                      f"{report.anthropic_path} (Message Batches: one `requests` entry per "
+        console.print(f"wrote {q(report.anthropic_written)} Anthropic requests to "
+                      f"{q(report.anthropic_path)} (Message Batches: one `requests` entry per "
                       "line)")
     for key, reason in report.skipped:
-        console.print(f"  [yellow]skipped[/yellow] {key[:12]}…: {reason}")
+        console.print(f"  [yellow]skipped[/yellow] {q(key[:12])}…: {q(reason)}")
     if report.written or report.anthropic_written:
         console.print("send it with OpenAI's Batch API or vLLM's run_batch (Anthropic: "
                       "messages.batches.create), then: agentcredit batch import RESULTS "
-                      f"--cache {store.path}")
+                      f"--cache {q(store.path)}")
 
 
 @app.command("import")
@@ -54,13 +55,13 @@ def import_(
     """Load a results file into the cache (joined on custom_id); exit 2 if anything is off."""
     console = Console()
     if not results.is_file():
-        console.print(f"[red]error[/red] {results}: no such results file")
+        console.print(f"[red]error[/red] {q(results)}: no such results file")
         raise typer.Exit(2)
     store = ResponseCache(cache or default_cache_path())
     report = import_batch(store, results)
-    console.print(f"imported {report.imported} answers into {store.path}")
+    console.print(f"imported {q(report.imported)} answers into {q(store.path)}")
     for where, reason in report.errors:
-        console.print(f"  [red]x[/red] {where}: {reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(where)}: {q(reason)}", soft_wrap=True)
     if report.unknown:
         console.print(f"  [yellow]{len(report.unknown)} answers match no pending request[/yellow]")
     if report.missing:

@@ -26,6 +26,7 @@ from agentcredit.cli.options import (
     RetryFailedOpt,
     model_client,
 )
+from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats import load
 from agentcredit.schema import Task
@@ -37,7 +38,7 @@ RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rules YAML (defa
 def _tasks(paths: list[Path], console: Console) -> list[Task]:
     result = load(paths)
     for error in result.errors:
-        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     return result.tasks
 
 
@@ -62,12 +63,13 @@ def build(
         client = model_client(model, base_url=base_url, cache=cache, no_cache=no_cache,
                               concurrency=concurrency, retry_failed=retry_failed, batch=batch)
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {exc}")
+        console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None
     found = _tasks(tasks, console)
     how = f"synthesized by {client.model_id}" if client else \
         "derived from the verifiers (no --model given)"
-    console.print(f"{len(found)} tasks; checklists {how}; rules {rule_set.id} {rule_set.version}")
+    console.print(f"{len(found)} tasks; checklists {q(how)}; rules {q(rule_set.id)} "
+                  f"{q(rule_set.version)}")
     with Progress(TextColumn("checklists"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, disable=not sys.stderr.isatty()) as bar:
         job = bar.add_task("build", total=len(found))
@@ -87,16 +89,16 @@ def build(
     assert isinstance(report, BuildReport)
     console.print(f"built {len(report.built)}, kept {len(report.kept)} already frozen, "
                   f"rejected {len(report.rejected)}, without verifier checks "
-                  f"{len(report.no_checks)}, queued for a batch {len(report.deferred)} → {out}")
+                  f"{len(report.no_checks)}, queued for a batch {len(report.deferred)} → {q(out)}")
     for task_id in report.no_checks:
-        console.print(f"  [yellow]-[/yellow] {task_id}: no verifier checks; give --model to "
+        console.print(f"  [yellow]-[/yellow] {q(task_id)}: no verifier checks; give --model to "
                       "synthesize from the instruction")
     for task_id, rejection in sorted(report.rejected.items()):
-        console.print(f"  [red]x[/red] {task_id}: {rejection.reason}")
+        console.print(f"  [red]x[/red] {q(task_id)}: {q(rejection.reason)}")
         for failure in rejection.failures[:5]:
-            console.print(f"      {failure}", soft_wrap=True)
+            console.print(f"      {q(failure)}", soft_wrap=True)
     if client is not None:
-        console.print(f"model usage: {client.ledger.summary()}")
+        console.print(f"model usage: {q(client.ledger.summary())}")
     if report.rejected:
         raise typer.Exit(2)
 
@@ -115,14 +117,14 @@ def check(
     lock = read_lock(directory)
     paths = sorted(directory.glob("*.json"))
     if not paths:
-        console.print(f"[red]error[/red] no checklists in {directory}")
+        console.print(f"[red]error[/red] no checklists in {q(directory)}")
         raise typer.Exit(2)
     bad = 0
     for path in paths:
         try:
             checklist = read_checklist(path)
         except InputError as exc:
-            console.print(f"[red]x[/red] {path.name}: {exc.reason}")
+            console.print(f"[red]x[/red] {q(path.name)}: {q(exc.reason)}")
             bad += 1
             continue
         failures = integrity_failures(checklist, lock)
@@ -136,11 +138,11 @@ def check(
             failures += _task_free_gates(checklist, rule_set)
         if failures:
             bad += 1
-            console.print(f"[red]x[/red] {path.name}: {len(failures)} gate failures")
+            console.print(f"[red]x[/red] {q(path.name)}: {len(failures)} gate failures")
             for failure in failures:
-                console.print(f"    {failure}", soft_wrap=True)
+                console.print(f"    {q(failure)}", soft_wrap=True)
     scope = "all gates" if tasks else "gates that need no task (give --tasks for all)"
-    console.print(f"{len(paths) - bad}/{len(paths)} checklists pass {scope}")
+    console.print(f"{len(paths) - bad}/{len(paths)} checklists pass {q(scope)}")
     if bad:
         raise typer.Exit(1)
 
@@ -164,17 +166,20 @@ def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")]) -
     try:
         checklist = read_checklist(path)
     except InputError as exc:
-        console.print(f"[red]error[/red] {exc.path}: {exc.reason}")
+        console.print(f"[red]error[/red] {q(exc.path)}: {q(exc.reason)}")
         raise typer.Exit(2) from None
-    console.print(f"[bold]{checklist.task_id}[/bold]  hash {checklist.hash[:16]}…  rules "
-                  f"{checklist.rules.id} {checklist.rules.version}  by {checklist.synthesizer}"
-                  f"  prompt {checklist.prompt_version}  {checklist.created_at}")
+    console.print(f"[bold]{q(checklist.task_id)}[/bold]  hash {q(checklist.hash[:16])}…  rules "
+                  f"{q(checklist.rules.id)} {q(checklist.rules.version)}  by "
+                  f"{q(checklist.synthesizer)}"
+                  f"  prompt {q(checklist.prompt_version)}  {q(checklist.created_at)}")
     table = Table(show_lines=True)
     for col in ("id", "route", "item", "quotes", "checks"):
         table.add_column(col, overflow="fold")
     for item in checklist.items:
-        table.add_row(item.id, item.route, item.text, "\n".join(f"“{q}”" for q in item.quotes),
-                      "\n".join(item.checks))
+        quotes = "\n".join(f"“{quote}”" for quote in item.quotes)
+        table.add_row(q(item.id), q(item.route), q(item.text), q(quotes),
+                      q("\n".join(item.checks)))
     console.print(table)
     for waiver in checklist.waivers:
-        console.print(f"[dim]waived:[/dim] “{waiver.sentence}” — {waiver.reason}", soft_wrap=True)
+        console.print(f"[dim]waived:[/dim] “{q(waiver.sentence)}” — {q(waiver.reason)}",
+                      soft_wrap=True)

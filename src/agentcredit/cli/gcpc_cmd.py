@@ -38,6 +38,7 @@ from agentcredit.cli.options import (
     TpmOpt,
     model_client,
 )
+from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, ConfigError
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
@@ -79,7 +80,10 @@ def _load(paths: list[Path], console: Console,
     result = load(paths, inspect_scorer=inspect_scorer)
     for error in result.errors:
         tag = "x" if error.fatal else "~"
-        console.print(f"  [red]{tag}[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]{tag}[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
+    if any(e.reason.startswith("no sample has a score from --inspect-scorer")
+           for e in result.errors):
+        raise typer.Exit(2)  # every outcome would be 'none': nothing worth scoring
     return result.tasks, result.trials
 
 
@@ -93,7 +97,7 @@ def _client(model: str | None, base_url: str | None, cache: Path | None, no_cach
                             retry_failed=retry_failed, redact=not no_redact, batch=batch,
                             rpm=rpm, tpm=tpm, prices=prices)
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {exc}")
+        console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None
 
 
@@ -187,7 +191,7 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
         rows.append(("errors resolved by a later run", str(len(resolved))))
     rows.append(("time", f"{elapsed:.1f} s"))
     for what, value in rows:
-        table.add_row(what, value)
+        table.add_row(q(what), q(value))
     console.print(table)
 
 
@@ -219,6 +223,7 @@ def run(
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
     _check_evidence(console, evidence)
+    _check_needs_model(console, model, holistic=holistic, generic=generic, per_item=per_item)
     with _exclusive(console, out):
         start = time.perf_counter()
         client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
@@ -243,7 +248,7 @@ def run(
                              else ""))
             checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
         except (AgentCreditError, ChecklistIntegrityError) as exc:
-            console.print(f"[red]error[/red] {exc}")
+            console.print(f"[red]error[/red] {q(exc)}")
             raise typer.Exit(2) from None
         store = RunStore(out)
         _meta(store, {"command": "run", "tasks": str(tasks), "trials": str(trials),
@@ -261,7 +266,7 @@ def run(
         path, summary = _write_scores(store, out, fmt)
         report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
         _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-        console.print(f"scores: {path}; report: {report_path}; store: {store.path}")
+        console.print(f"scores: {q(path)}; report: {q(report_path)}; store: {q(store.path)}")
         if batch and client is not None and client.cache is not None:
             _next_step(console, client, more_rounds=bool(report.deferred),
                        queued=bool(report.deferred or judged.deferred))
@@ -297,6 +302,7 @@ def judge(
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
     _check_evidence(console, evidence)
+    _check_needs_model(console, model, holistic=holistic, generic=generic, per_item=per_item)
     with _exclusive(console, out):
         start = time.perf_counter()
         client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
@@ -304,7 +310,7 @@ def judge(
         try:
             checklists = load_checklists(checklists_dir)
         except (AgentCreditError, ChecklistIntegrityError) as exc:
-            console.print(f"[red]error[/red] {exc}")
+            console.print(f"[red]error[/red] {q(exc)}")
             raise typer.Exit(2) from None
         task_list = _load([tasks], console)[0] if tasks else []
         _, trial_list = _load([trials], console)
@@ -327,9 +333,18 @@ def judge(
 
 
 
+def _check_needs_model(console: Console, model: str | None, **asked: bool) -> None:
+    """Options that only a model can honour are refused without one, not ignored."""
+    wanted = [f"--{name.replace('_', '-')}" for name, on in asked.items() if on]
+    if model is None and wanted:
+        console.print(f"[red]error[/red] {', '.join(wanted)} needs --model (they ask an LLM "
+                      "judge; without a model only the verifier evidence is used)")
+        raise typer.Exit(2)
+
+
 def _check_evidence(console: Console, evidence: str) -> None:
     if evidence not in EVIDENCE_MODES:
-        console.print(f"[red]error[/red] --evidence must be one of {', '.join(EVIDENCE_MODES)}")
+        console.print(f"[red]error[/red] --evidence must be one of {q(', '.join(EVIDENCE_MODES))}")
         raise typer.Exit(2)
 
 
@@ -339,14 +354,14 @@ def _exclusive(console: Console, run_dir: Path) -> Iterator[None]:
     try:
         with RunLock(run_dir) as lock:
             if lock.stale:
-                console.print(f"[dim]took over a stale lock left by pid {lock.stale.get('pid')}"
+                console.print(f"[dim]took over a stale lock left by pid {q(lock.stale.get('pid'))}"
                               "[/dim]")
             yield
     except ConfigError as exc:
-        console.print(f"[red]error[/red] {exc}", soft_wrap=True)
+        console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
         raise typer.Exit(2) from None
     except KeyboardInterrupt:
-        console.print(f"interrupted: finished trials are kept in {run_dir}; run the same "
+        console.print(f"interrupted: finished trials are kept in {q(run_dir)}; run the same "
                       "command again to resume", soft_wrap=True)
         raise typer.Exit(130) from None
 
@@ -356,11 +371,11 @@ def _next_step(console: Console, client: ModelClient, *, more_rounds: bool,
     assert client.cache is not None
     again = _this_command(batch=more_rounds)
     if not queued:
-        console.print(f"nothing was queued: every answer came from the cache. Next: {again}")
+        console.print(f"nothing was queued: every answer came from the cache. Next: {q(again)}")
         return
-    console.print(f"requests queued. Next: agentcredit batch export --cache {client.cache.path}"
+    console.print(f"requests queued. Next: agentcredit batch export --cache {q(client.cache.path)}"
                   f" --out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
-                  f"{client.cache.path}; then: {again}")
+                  f"{q(client.cache.path)}; then: {q(again)}")
 
 
 def _finish(console: Console, judged: JudgeSummary,
@@ -373,10 +388,10 @@ def _finish(console: Console, judged: JudgeSummary,
     done = judged.judged + judged.resumed
     where, reason = failures[0]
     console.print(f"[red]{len(failures)} units failed[/red] because model calls failed; "
-                  f"first, {escape(where)}: {escape(reason)}", soft_wrap=True)
+                  f"first, {q(escape(where))}: {q(escape(reason))}", soft_wrap=True)
     console.print("Failures of the network, the server or the rate limit are not recorded: "
                   "once the cause is fixed (network, --base-url, key), run "
-                  f"{escape(_this_command(batch=False, keep=True))} and they are asked again.",
+                  f"{q(escape(_this_command(batch=False, keep=True)))} and they are asked again.",
                   soft_wrap=True)
     raise typer.Exit(2 if done == 0 else 1)
 
@@ -399,13 +414,13 @@ def score(
     """Recompute scores from a run store and export them."""
     console = Console()
     if not (run_dir / "run.sqlite").exists():
-        console.print(f"[red]error[/red] {run_dir}: no run store (run.sqlite) here")
+        console.print(f"[red]error[/red] {q(run_dir)}: no run store (run.sqlite) here")
         raise typer.Exit(2)
     store = RunStore(run_dir)
     try:
         path, summary = _write_scores(store, run_dir, fmt)
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {exc}")
+        console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None
     _print_summary(console, store, summary, None, None, 0.0)
-    console.print(f"scores: {path}")
+    console.print(f"scores: {q(path)}")

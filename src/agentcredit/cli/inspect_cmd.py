@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentcredit.cli.text import q
 from agentcredit.errors import InputError
 from agentcredit.formats import LoadResult, join_warnings, load
 from agentcredit.schema import Task, Trial
@@ -30,7 +31,7 @@ def inspect(
     try:
         result = load(paths, strict=strict, inspect_scorer=inspect_scorer)
     except InputError as exc:
-        console.print(f"[red]error[/red] {exc.path}: {exc.reason}")
+        console.print(f"[red]error[/red] {q(exc.path)}: {q(exc.reason)}")
         raise typer.Exit(2) from None
     warnings = [*result.warnings, *join_warnings(result.tasks, result.trials)]
     if as_json:
@@ -90,20 +91,20 @@ def _print(console: Console, result: LoadResult, warnings: list[Any]) -> None:
             verifier = sum(any(d.reason.startswith("verifier output") for d in t.dropped)
                            for t in cut)
             console.print(f"{len(cut)} trials: text after the agent's episode left out "
-                          f"({verifier} of them showed verifier output); --json lists it")
+                          f"({q(verifier)} of them showed verifier output); --json lists it")
     if not result.tasks and not result.trials:
         console.print("[yellow]nothing readable was found[/yellow]")
     if warnings:
         console.print(f"[yellow]{len(warnings)} warnings[/yellow]:")
         for w in warnings[:20]:
-            console.print(f"  [yellow]![/yellow] {w.path}: {w.reason}", soft_wrap=True)
+            console.print(f"  [yellow]![/yellow] {q(w.path)}: {q(w.reason)}", soft_wrap=True)
         if len(warnings) > 20:
             console.print(f"  … and {len(warnings) - 20} more (use --json for all)")
     if result.errors:
         console.print(f"[red]{len(result.errors)} inputs could not be read[/red]:")
         for e in result.errors:
             tag = "[red]x[/red]" if e.fatal else "[yellow]~[/yellow]"
-            console.print(f"  {tag} {e.path}: {e.reason}", soft_wrap=True)
+            console.print(f"  {tag} {q(e.path)}: {q(e.reason)}", soft_wrap=True)
 
 
 def _task_table(tasks: list[Task]) -> Table:
@@ -114,7 +115,7 @@ def _task_table(tasks: list[Task]) -> Table:
     for task in tasks:
         groups.setdefault(task.benchmark, []).append(task)
     for name, group in sorted(groups.items()):
-        table.add_row(name, str(len(group)), str(sum(len(t.checks) for t in group)),
+        table.add_row(q(name), str(len(group)), str(sum(len(t.checks) for t in group)),
                       str(sum(1 for t in group if not t.checks)),
                       str(sum(len(t.verifier_files) for t in group)))
     return table
@@ -131,7 +132,8 @@ def _check_table(trials: list[Trial], limit: int = 15) -> Table:
     for col in ("passed", "failed", "skipped", "error"):
         table.add_column(col, justify="right")
     for name, c in shown:
-        table.add_row(name, *(str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "error")))
+        table.add_row(q(name), *(str(c.get(k, 0))
+                                 for k in ("passed", "failed", "skipped", "error")))
     return table
 
 
@@ -150,7 +152,7 @@ def _trial_table(trials: list[Trial]) -> Table:
         outcomes = Counter(t.outcome for t in group)
         statuses = Counter(s for t in group for s in t.checks.values())
         total = sum(statuses.values())
-        table.add_row(name, str(len(group)), str(outcomes["pass"]), str(outcomes["fail"]),
+        table.add_row(q(name), str(len(group)), str(outcomes["pass"]), str(outcomes["fail"]),
                       str(outcomes["none"]), str(sum(len(t.steps) for t in group)), str(total),
-                      f"{statuses['passed']}/{total}" if total else "-")
+                      q(f"{statuses['passed']}/{total}" if total else "-"))
     return table

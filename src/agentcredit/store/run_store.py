@@ -110,7 +110,9 @@ class RunStore:
             "condition, checks, format, source_path, steps, checklist_hash, started_at, agent, "
             "model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (trial.id, trial.task_id, trial.outcome, trial.outcome_reason, trial.condition,
-             json.dumps(trial.checks), trial.format, trial.source_path, len(trial.steps),
+             json.dumps(trial.checks), trial.format,
+             trial.source_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+             len(trial.steps),
              checklist_hash, trial.started_at, trial.agent.name if trial.agent else None,
              trial.model))
 
