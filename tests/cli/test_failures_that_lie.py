@@ -96,3 +96,12 @@ def test_an_inspect_scorer_that_scored_nothing_is_an_error(tmp_path: Path) -> No
     good = runner.invoke(app, ["inspect", str(tmp_path / "log.json"), "--inspect-scorer",
                                "match"], env=ENV)
     assert good.exit_code == 0, good.output
+
+
+def test_the_quick_start_report_says_what_fills_its_empty_tiles(tmp_path: Path) -> None:
+    out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                              "--out", str(tmp_path / "run")], env=ENV)
+    assert out.exit_code == 0, out.output
+    html = (tmp_path / "run" / "report.html").read_text()
+    assert html.count("needs an LLM judge: run with --model") == 2
+    assert html.count("needs --model and --holistic") == 2

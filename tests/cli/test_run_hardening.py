@@ -129,7 +129,11 @@ def test_ctrl_c_stops_cleanly_and_the_same_command_resumes(tmp_path: Path) -> No
     script.write_text(WRAPPER.format(root=str(ROOT), log=str(log)))
     args = [sys.executable, str(script), "judge", str(trials), "--checklists", str(checklists),
             "--out", str(run), "--model", "scripted/slow", "--concurrency", "1"]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # A suite run in the background inherits SIGINT ignored, and Python then installs no
+    # KeyboardInterrupt handler in the child: give the child the default disposition, as a
+    # terminal would.
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while (not log.exists() or log.read_text().count("call") < 10) and \
             time.monotonic() < deadline:

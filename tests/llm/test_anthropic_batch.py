@@ -50,7 +50,8 @@ def test_anthropic_batch_run_equals_live_and_ends_with_no_live_call(tmp_path: Pa
             requests = tmp_path / f"requests-{round_no}.jsonl"
             exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
                                            str(requests)])
-            assert "wrote 0 requests" in exported.output
+            assert "wrote 0 requests" not in exported.output  # no empty OpenAI file either
+            assert not requests.exists()
             assert f"wrote {expected} Anthropic requests" in exported.output, exported.output
             anthropic = tmp_path / f"requests-{round_no}.anthropic.jsonl"
             first = json.loads(anthropic.read_text().splitlines()[0])

@@ -33,7 +33,8 @@ def export(
     console = Console()
     store = ResponseCache(cache or default_cache_path())
     report = export_batch(store, out, anthropic_out)
-    console.print(f"wrote {q(report.written)} requests to {q(out)}")
+    if report.written or report.anthropic_path is None:
+        console.print(f"wrote {q(report.written)} requests to {q(out)}")
     if report.anthropic_path is not None:
         console.print(f"wrote {q(report.anthropic_written)} Anthropic requests to "
                       f"{q(report.anthropic_path)} (Message Batches: one `requests` entry per "

@@ -99,6 +99,12 @@ def build(
             console.print(f"      {q(failure)}", soft_wrap=True)
     if client is not None:
         console.print(f"model usage: {q(client.ledger.summary())}")
+    if report.deferred and client is not None and client.cache is not None:
+        cache_path = q(client.cache.path)
+        console.print(f"requests queued. Next: agentcredit batch export --cache {cache_path} "
+                      "--out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
+                      f"{cache_path}; then this command again with --batch (a gate repair "
+                      "queues one more round) until nothing is queued", soft_wrap=True)
     if report.rejected:
         raise typer.Exit(2)
 

@@ -149,8 +149,11 @@ def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
     labels = summary["labels"]
     usage = client.ledger.summary() if client else None
     pc = summary["partial_credit"]
+    queued = bool(judged is not None and judged.deferred)
+    scored = "trials scored so far (verifier evidence; the LLM judge's answers are queued)" \
+        if queued else "trials scored"
     rows: list[tuple[str, str]] = [
-        ("trials scored", str(summary["trials"])),
+        (scored, str(summary["trials"])),
         ("items judged (yes / no / abstain)",
          f"{labels['yes'] + labels['no'] + labels['abstain']} "
          f"({labels['yes']} / {labels['no']} / {labels['abstain']})"),
@@ -263,6 +266,7 @@ def run(
                                retry_failed=retry_failed, generic=generic, evidence=evidence)
         judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
                         options)
+        del trial_list  # the report reads trials back one source at a time: never two copies
         path, summary = _write_scores(store, out, fmt)
         report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
         _print_summary(console, store, summary, judged, client, time.perf_counter() - start)

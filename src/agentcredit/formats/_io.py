@@ -253,6 +253,19 @@ def _skip_line(handle: Any) -> int:
             return skipped
 
 
+def _more_lines_follow(handle: Any, budget: int) -> bool:
+    """Whether the current line ends within ``budget`` bytes and non-blank text follows it
+    (read in chunks, nothing kept)."""
+    while budget > 0:
+        chunk = handle.readline(min(budget, 1 << 20))
+        if not chunk:
+            return False
+        budget -= len(chunk)
+        if chunk.endswith(b"\n"):
+            return bool(handle.read(4096).strip())
+    return False
+
+
 def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
     """The first non-blank line of a file parsed as JSON, or None when it is not JSON.
 
@@ -268,9 +281,11 @@ def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
                 if not raw:
                     return None
                 if len(raw) > limit and not raw.endswith(b"\n"):
-                    raw += handle.readline(MAX_LINE_BYTES + 1 - len(raw))
-                    if not raw.endswith(b"\n") or not handle.read(4096).strip():
+                    start = handle.tell() - len(raw)
+                    if not _more_lines_follow(handle, MAX_LINE_BYTES - len(raw)):
                         return None  # one long line and nothing after: not JSON Lines
+                    handle.seek(start)
+                    raw = handle.readline(MAX_LINE_BYTES + 1)
                 if raw.strip():
                     try:
                         return json.loads(raw.decode("utf-8"))

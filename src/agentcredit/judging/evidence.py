@@ -110,54 +110,73 @@ def _defuse(text: str) -> str:
                                                                     "< trajectory>")
 
 
-def _render(trial: Trial, plan: _Plan) -> str:
-    lines = [TRAJECTORY_OPEN]
-    for step in trial.steps:
-        number = step.index + 1
-        lines.append(f"[step {number}] {step.source}")
-        if step.message.strip() and (plan.show_claims or step.source != "agent"):
-            label = "CLAIM (the agent's words, not evidence)" if step.source == "agent" \
-                else "MESSAGE (context, not evidence)"
-            lines.append(f"{label}: {shorten(step.message.strip(), plan.claim_chars)}")
-        action = action_text(step)
-        if action:
-            lines.append(f"ACTION: {shorten(action, plan.output_chars)}")
-        output = output_text(step)
-        if output.strip():
-            if number in plan.hidden_outputs:
-                lines.append(f"OUTPUT: [{len(output)} characters not shown to fit the budget]")
-            else:
-                lines.append(f"OUTPUT:\n{shorten(output, plan.output_chars)}")
-    body = _defuse("\n".join(lines[1:]))
-    return f"{TRAJECTORY_OPEN}\n{body}\n{TRAJECTORY_CLOSE}"
+def _step_block(step: Step, plan: _Plan) -> str:
+    """One step of the view, as shown (already defused)."""
+    number = step.index + 1
+    lines = [f"[step {number}] {step.source}"]
+    if step.message.strip() and (plan.show_claims or step.source != "agent"):
+        label = "CLAIM (the agent's words, not evidence)" if step.source == "agent" \
+            else "MESSAGE (context, not evidence)"
+        lines.append(f"{label}: {shorten(step.message.strip(), plan.claim_chars)}")
+    action = action_text(step)
+    if action:
+        lines.append(f"ACTION: {shorten(action, plan.output_chars)}")
+    output = output_text(step)
+    if output.strip():
+        if number in plan.hidden_outputs:
+            lines.append(f"OUTPUT: [{len(output)} characters not shown to fit the budget]")
+        else:
+            lines.append(f"OUTPUT:\n{shorten(output, plan.output_chars)}")
+    return _defuse("\n".join(lines))
+
+
+def _render_blocks(trial: Trial, plan: _Plan) -> list[str]:
+    return [_step_block(step, plan) for step in trial.steps]
+
+
+def _join(blocks: list[str]) -> str:
+    return "\n".join([TRAJECTORY_OPEN, *blocks, TRAJECTORY_CLOSE])
+
+
+def _length(blocks: list[str]) -> int:
+    return len(TRAJECTORY_OPEN) + len(TRAJECTORY_CLOSE) + sum(len(b) + 1 for b in blocks) + 1
 
 
 def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
                     output_chars: int = 3_000) -> EvidenceView:
-    """The evidence view of a trial, fitted to ``budget_tokens``."""
+    """The evidence view of a trial, fitted to ``budget_tokens``.
+
+    Linear in the trajectory's size: each step is rendered once per plan, and hiding a
+    step's output re-renders that step only.
+    """
     budget = budget_tokens * CHARS_PER_TOKEN - 400  # room for the note on what was left out
     plan = _Plan(output_chars=output_chars, claim_chars=800)
     dropped: list[str] = []
-    text = _render(trial, plan)
-    if len(text) > budget:
+    blocks = _render_blocks(trial, plan)
+    if _length(blocks) > budget:
         plan.show_claims = False
         dropped.append("agent claims (messages) of every step")
-        text = _render(trial, plan)
-    while len(text) > budget and plan.output_chars > 400:
+        blocks = _render_blocks(trial, plan)
+    while _length(blocks) > budget and plan.output_chars > 400:
         plan.output_chars //= 2
-        text = _render(trial, plan)
+        blocks = _render_blocks(trial, plan)
     if plan.output_chars < output_chars:
         dropped.append(f"long outputs cut to {plan.output_chars} characters (head and tail)")
-    order = _middle_out([s.index + 1 for s in trial.steps if s.observations])
+    position = {step.index + 1: n for n, step in enumerate(trial.steps)}
+    total = _length(blocks)
     hidden = 0
-    for number in order:
-        if len(text) <= budget:
+    for number in _middle_out([s.index + 1 for s in trial.steps if s.observations]):
+        if total <= budget:
             break
         plan.hidden_outputs.add(number)
+        n = position[number]
+        block = _step_block(trial.steps[n], plan)
+        total += len(block) - len(blocks[n])
+        blocks[n] = block
         hidden += 1
-        text = _render(trial, plan)
     if hidden:
         dropped.append(f"outputs of {hidden} middle steps")
+    text = _join(blocks)
     if dropped:
         note = "NOTE: to fit the length budget this view leaves out: " + "; ".join(dropped)
         text = text.replace(TRAJECTORY_OPEN, f"{TRAJECTORY_OPEN}\n{note}", 1)
@@ -165,6 +184,11 @@ def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
 
 
 def _middle_out(numbers: list[int]) -> list[int]:
-    """Steps ordered from the middle outwards: the first and last steps matter most."""
+    """Steps ordered from the middle outwards: the first and last steps matter most.
+
+    >>> _middle_out([1, 2, 3, 4, 5])
+    [3, 2, 4, 1, 5]
+    """
     centre = (len(numbers) - 1) / 2
-    return sorted(numbers, key=lambda n: (abs(numbers.index(n) - centre), n))
+    order = sorted(range(len(numbers)), key=lambda i: (abs(i - centre), numbers[i]))
+    return [numbers[i] for i in order]

@@ -61,20 +61,22 @@ def export_batch(cache: ResponseCache, out: Path, anthropic_out: Path | None = N
     """Write pending requests: OpenAI Batch JSONL to ``out``, Anthropic Message Batches
     JSONL to ``anthropic_out`` (default: beside ``out``, when there are any)."""
     report = ExportReport()
-    out.parent.mkdir(parents=True, exist_ok=True)
     anthropic_lines: list[str] = []
-    with out.open("w", encoding="utf-8") as handle:
-        for key, model, body in cache.pending():
-            if model.startswith("anthropic/"):
-                anthropic_lines.append(json.dumps({"custom_id": key, "params": body},
-                                                  ensure_ascii=False))
-                continue
-            if not model.startswith("openai/"):
-                report.skipped.append((key, f"{model} has no batch API"))
-                continue
-            line = {"custom_id": key, "method": "POST", "url": BATCH_URL, "body": body}
-            handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            report.written += 1
+    openai_lines: list[str] = []
+    for key, model, body in cache.pending():
+        if model.startswith("anthropic/"):
+            anthropic_lines.append(json.dumps({"custom_id": key, "params": body},
+                                              ensure_ascii=False))
+        elif model.startswith("openai/"):
+            openai_lines.append(json.dumps({"custom_id": key, "method": "POST",
+                                            "url": BATCH_URL, "body": body},
+                                           ensure_ascii=False))
+        else:
+            report.skipped.append((key, f"{model} has no batch API"))
+    if openai_lines or not anthropic_lines:  # no empty OpenAI file beside Anthropic requests
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(line + "\n" for line in openai_lines), encoding="utf-8")
+        report.written = len(openai_lines)
     if anthropic_lines:
         target = anthropic_out or anthropic_path_for(out)
         target.parent.mkdir(parents=True, exist_ok=True)

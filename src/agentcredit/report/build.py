@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from html import escape
 from importlib import resources
@@ -21,6 +22,8 @@ from agentcredit.store.run_store import RunStore
 
 MAX_TRIALS = 300
 MAX_OUTPUT = 2_500
+MAX_STEPS_HEAD = 150  # steps shown from the start of a trajectory (cited ones always are)
+MAX_STEPS_TAIL = 50  # and from its end
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
@@ -37,10 +40,21 @@ def _anchor(trial_id: str, step: int) -> str:
 
 
 def _steps(trial: Trial | None, cited: dict[int, list[str]]) -> list[dict[str, Any]]:
+    """The steps shown for a trial: the first and last ones and every cited step, so a
+    trajectory of 100,000 steps makes a page of a few hundred."""
     if trial is None:
         return []
-    out = []
-    for step in trial.steps:
+    out: list[dict[str, Any]] = []
+    count = len(trial.steps)
+    shown = [s for s in trial.steps if s.index < MAX_STEPS_HEAD or
+             s.index >= count - MAX_STEPS_TAIL or (s.index + 1) in cited]
+    previous = -1
+    for step in shown:
+        if step.index > previous + 1:
+            out.append({"n": f"{previous + 2}–{step.index}", "source": "", "anchor": "",
+                        "claim": "", "action": "",
+                        "output": f"[{step.index - previous - 1} steps not shown]"})
+        previous = step.index
         number = step.index + 1
         html = escape(shorten(output_text(step), MAX_OUTPUT))
         for quote in cited.get(number, []):
@@ -84,6 +98,25 @@ def _trial_view(row: dict[str, Any], judgments: list[ItemJudgment], trial: Trial
             "endpoint": None, "fusion": "", "judge": "", "pc": "—", "coverage": "—"}
 
 
+def _reread(stored: list[dict[str, Any]]) -> Iterator[tuple[dict[str, Any], Trial | None]]:
+    """Each stored trial with its log read back, one source at a time: the report never
+    holds more than one source's trials (a run may still hold its own copy)."""
+    by_source: dict[str, list[dict[str, Any]]] = {}
+    for row in stored:
+        by_source.setdefault(row["source_path"] or "", []).append(row)
+    for source, rows in by_source.items():
+        found = {t.id: t for t in load([source]).trials} if source else {}
+        for row in rows:
+            yield row, found.get(row["trial_id"]) or _by_name(found, row["trial_id"])
+        del found
+
+
+def _by_name(found: dict[str, Trial], trial_id: str) -> Trial | None:
+    """A trial that was renamed apart from a namesake (``id@job``) when first read."""
+    base = trial_id.split("@", 1)[0]
+    return found.get(base) if base != trial_id and len(found) == 1 else None
+
+
 def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int = MAX_TRIALS
                  ) -> str:
     """Render the report HTML for a run and its analysis."""
@@ -93,17 +126,15 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
     meta = analysis.get("meta", {})
     discrimination = analysis.get("discrimination", {"scorers": {}, "paired": {}})
     stored = store.trials()[:max_trials]
-    reread = {t.id: t for t in load(sorted({r["source_path"] for r in stored
-                                            if r["source_path"]})).trials} if stored else {}
     judgments = store.judgments()
     row_by_id = {r.trial_id: r for r in rows}
     trials = []
-    for row in stored:
+    for row, trial in _reread(stored):
         if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
             continue
         s = scores[row["trial_id"]]
         chosen = judgments.get((row["trial_id"], s.judge), [])
-        view = _trial_view(row, chosen, reread.get(row["trial_id"]), checklists,
+        view = _trial_view(row, chosen, trial, checklists,
                            _Labels(row_by_id[row["trial_id"]].labels),
                            judgments.get((row["trial_id"], "verifier"), []))
         view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
@@ -201,7 +232,7 @@ def _auc_cards(scorers: dict[str, Any], disc: dict[str, Any],
     holistic, holistic_ci = auc("holistic")
     paired = disc.get("judge_only_paired", {}).get("holistic")
     kappa = agreement.get("kappa", {})
-    return [
+    cards = [
         {"id": "judge-only", "label": f"judge-only AUC vs outcome {judge_ci}", "value": judge,
          "note": "LLM labels alone: does not use the outcome"},
         {"id": "holistic", "label": f"holistic judge AUC {holistic_ci}", "value": holistic,
@@ -215,6 +246,14 @@ def _auc_cards(scorers: dict[str, Any], disc: dict[str, Any],
             if kappa.get("ci_low") is not None else ""), "value": _fmt(kappa.get("estimate")),
          "note": f"{agreement.get('decided_both', 0)} assertion items decided by both"},
     ]
+    why = {"judge-only": "needs an LLM judge: run with --model",
+           "holistic": "needs --model and --holistic",
+           "delta": "needs --model and --holistic",
+           "kappa": "needs an LLM judge: run with --model"}
+    for card in cards:  # an empty tile says what would fill it
+        if card["value"] == "—":
+            card["note"] = why[card["id"]]
+    return cards
 
 
 def _agreement(agreement: dict[str, Any]) -> dict[str, Any] | None:
