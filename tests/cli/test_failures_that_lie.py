@@ -105,3 +105,24 @@ def test_the_quick_start_report_says_what_fills_its_empty_tiles(tmp_path: Path) 
     html = (tmp_path / "run" / "report.html").read_text()
     assert html.count("needs an LLM judge: run with --model") == 2
     assert html.count("needs --model and --holistic") == 2
+
+
+def test_skills_import_with_a_dead_model_exits_2_and_recovers(tmp_path: Path) -> None:
+    from tests.skills import scripted_skills
+
+    skills = [str(p) for p in sorted((EXAMPLES / "skills").iterdir())]
+    bank = tmp_path / "bank"
+    base = ["skills", "import", *skills, "--out", str(bank), "--model", "openai/m"]
+    offline = runner.invoke(app, [*base, "--base-url", _dead_url()], env=ENV)
+    assert offline.exit_code == 2, offline.output
+    assert "rubric requests failed" in offline.output and "connection" in offline.output
+
+    def rubric(body: dict[str, Any]) -> str:
+        schema = body["response_format"]["json_schema"]["schema"]
+        return scripted_skills.answer(body["messages"], schema)
+
+    with FakeLLMServer(responder=rubric) as server:
+        back = runner.invoke(app, [*base, "--base-url", f"{server.url}/v1"], env=ENV)
+        assert back.exit_code == 0, back.output
+        assert server.count >= 3
+    assert "(0 with rubric: none)" in " ".join(back.output.split())

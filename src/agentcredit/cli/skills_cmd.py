@@ -226,6 +226,14 @@ def import_(
         console.print(f"model usage: {q(client.ledger.summary())}")
     if result.errors:
         raise typer.Exit(2)
+    failed = rubrics.failed if client is not None and result.skills else []
+    if failed:
+        console.print(f"[red]{len(failed)} rubric requests failed[/red]; first, "
+                      f"{q(failed[0][0])}: {q(failed[0][1])}. Failures of the network, the "
+                      "server or the rate limit are not recorded: once the cause is fixed, run "
+                      "the same command again and those skills get their rubric.",
+                      soft_wrap=True)
+        raise typer.Exit(2 if len(failed) == len(result.skills) else 1)
 
 
 def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
