@@ -37,6 +37,7 @@ from agentcredit.skills.build import STAGES, BankBuildReport, BuildOptions, buil
 from agentcredit.skills.embed import make_embedder
 from agentcredit.skills.gates import RULES_VERSION
 from agentcredit.skills.importing import derive_rubrics
+from agentcredit.skills.library import content_hash, resolve_ids
 from agentcredit.skills.prompts import PROMPT_VERSION
 from agentcredit.skills.retrieve import retrieve
 
@@ -179,20 +180,24 @@ def import_(
     no_cache: NoCacheOpt = False,
     retry_failed: RetryFailedOpt = False,
     batch: BatchOpt = False,
+    no_redact: NoRedactOpt = False,
 ) -> None:
     """Import Agent Skills (SKILL.md) or SkillRL JSON into a bank."""
     console = Console()
     try:
         client = model_client(model, base_url=base_url, cache=cache or out / "responses.sqlite",
                               no_cache=no_cache, concurrency=concurrency,
-                              retry_failed=retry_failed, batch=batch)
+                              retry_failed=retry_failed, batch=batch, redact=not no_redact)
         existing = load_bank(out) if (out / BANK_NAME).exists() else None
     except AgentCreditError as exc:
         raise _fail(console, str(exc)) from None
     result = import_paths(paths)
     for path, reason in result.errors:
         console.print(f"  [red]x[/red] {q(path)}: {q(reason)}", soft_wrap=True)
-    skills = result.skills
+    resolution = resolve_ids(result.skills, existing.skills if existing else (), force=force,
+                             want_rubrics=client is not None)
+    _print_ids(console, resolution.table)
+    skills = resolution.skills
     if client is not None and skills:
         with _bar(console, "rubrics") as bar:
             job = bar.add_task("rubrics", total=len(skills))
@@ -226,26 +231,22 @@ def import_(
         console.print(f"model usage: {q(client.ledger.summary())}")
     if result.errors:
         raise typer.Exit(2)
-    failed = rubrics.failed if client is not None and result.skills else []
+    failed = rubrics.failed if client is not None and skills else []
     if failed:
         console.print(f"[red]{len(failed)} rubric requests failed[/red]; first, "
                       f"{q(failed[0][0])}: {q(failed[0][1])}. Failures of the network, the "
                       "server or the rate limit are not recorded: once the cause is fixed, run "
                       "the same command again and those skills get their rubric.",
                       soft_wrap=True)
-        raise typer.Exit(2 if len(failed) == len(result.skills) else 1)
+        raise typer.Exit(2 if len(failed) == len(skills) else 1)
 
 
 def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
                 client: ModelClient | None) -> SkillBank:
     kept = list(existing.skills) if existing else []
     old = {s.id: s for s in kept}
-    if not force:
+    if not force:  # ids were resolved: a shared id here is the same skill, re-imported
         skills = [_keep_rubric(old.get(s.id), s) for s in skills]
-        clash = sorted(s.id for s in skills if s.id in old and _source(old[s.id]) != _source(s))
-        if clash:
-            raise ConfigError(f"the bank already has other skills named {', '.join(clash)}; "
-                              "--force replaces them")
     new_ids = {s.id for s in skills}
     merged = [s for s in kept if s.id not in new_ids] + skills
     return make_bank(merged, benchmark=existing.benchmark if existing else None,
@@ -260,16 +261,25 @@ def _merge_into(existing: SkillBank | None, skills: list[Skill], force: bool,
 
 def _keep_rubric(old: Skill | None, new: Skill) -> Skill:
     """Re-importing the same skill adds a rubric it lacked and never drops one it has."""
-    if old is None or _source(old) != _source(new):
+    if old is None or content_hash(old) != content_hash(new):
         return new
     if new.rubric is None or old.rubric is not None:
         return old
     return new
 
 
-def _source(skill: Skill) -> tuple[object, ...]:
-    return (skill.title, skill.applicability, skill.guidance, skill.body, skill.metadata,
-            skill.lineage.sources)
+def _print_ids(console: Console, table_rows: list[tuple[str, str, str]]) -> None:
+    """The id every skill read got (id ← path), when anything but plain new ids happened."""
+    notable = [row for row in table_rows if row[2] != "new"]
+    if not notable:
+        return
+    table = Table(title=f"skill ids: {len(table_rows) - len(notable)} read under their own "
+                  f"name, {len(notable)} otherwise", title_justify="left")
+    for col in ("id", "← path", "what happened"):
+        table.add_column(col, overflow="fold")
+    for skill_id, path, how in notable:
+        table.add_row(q(skill_id), q(path), q(how))
+    console.print(table)
 
 
 def _bank(console: Console, path: Path) -> SkillBank:

@@ -1,0 +1,102 @@
+"""Skill libraries, not folders: one id per distinct skill, settled before any model call.
+
+Real libraries repeat themselves: several SkillsBench tasks ship a ``docx``, ``pdf`` or
+``xlsx`` skill, sometimes byte for byte the same, sometimes different. Importing them into
+one bank must neither abort nor pay for rubric requests it will throw away:
+
+- skills with the same content (front matter and body) are one skill whose lineage lists
+  every source path;
+- skills that share a name but differ get distinct, deterministic ids: the name for the first
+  in sorted source order, then ``name-<the folder holding the skill folder>`` (a SkillsBench
+  task name), then a short content hash if that is taken too;
+- a skill already in the bank with the same content is kept as it is (re-importing by another
+  path is a no-op that says so); one whose id is taken by different content gets a distinct id
+  the same way, unless ``force`` asks to replace it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from agentcredit.llm.cache import cache_key
+from agentcredit.schema import Skill
+from agentcredit.skills.bank import slug
+
+
+def content_hash(skill: Skill) -> str:
+    """What makes two imported skills the same skill: title, applicability, body, metadata
+    and guidance; not where they came from, nor their id or rubric."""
+    return cache_key({"title": skill.title, "applicability": skill.applicability,
+                      "body": skill.body, "metadata": skill.metadata,
+                      "guidance": [g.model_dump(mode="json") for g in skill.guidance]})
+
+
+@dataclass
+class Resolution:
+    """The skills to import, and what became of every one that was read."""
+
+    skills: list[Skill] = field(default_factory=list)
+    table: list[tuple[str, str, str]] = field(default_factory=list)
+    """(id, source path, what happened): new, renamed, same as <id>, already in the bank."""
+
+
+def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
+                force: bool = False, want_rubrics: bool = False) -> Resolution:
+    """Distinct ids for ``read``, merging identical skills (see the module docstring).
+
+    With ``want_rubrics``, a skill already in the bank without a rubric is imported again
+    under its bank id, so that it gets one.
+    """
+    result = Resolution()
+    bank = {s.id: s for s in existing}
+    bank_by_content = {content_hash(s): s.id for s in bank.values()}
+    by_content: dict[str, int] = {}  # content hash -> position in result.skills
+    taken = set() if force else set(bank)
+    ordered = sorted(read, key=lambda s: (s.lineage.sources or ("",))[0])
+    for skill in ordered:
+        source = (skill.lineage.sources or ("",))[0]
+        digest = content_hash(skill)
+        if digest in by_content:
+            n = by_content[digest]
+            kept = result.skills[n]
+            sources = tuple(dict.fromkeys((*kept.lineage.sources, *skill.lineage.sources)))
+            result.skills[n] = kept.model_copy(update={"lineage": kept.lineage.model_copy(
+                update={"sources": sources})})
+            result.table.append((kept.id, source, f"same content as {kept.id}"))
+            continue
+        if not force and digest in bank_by_content:
+            bank_id = bank_by_content[digest]
+            if want_rubrics and bank[bank_id].rubric is None:
+                by_content[digest] = len(result.skills)
+                result.skills.append(skill.model_copy(update={"id": bank_id}))
+                result.table.append((bank_id, source, "already in the bank: gets its rubric"))
+            else:
+                result.table.append((bank_id, source, "already in the bank: kept as it is"))
+            continue
+        wanted = skill.id
+        new_id = _free_id(wanted, source, digest, taken)
+        taken.add(new_id)
+        by_content[digest] = len(result.skills)
+        result.skills.append(skill if new_id == wanted else skill.model_copy(
+            update={"id": new_id}))
+        how = "new" if new_id == wanted else f"renamed: {wanted!r} is another skill"
+        if force and wanted in bank and new_id == wanted:
+            how = "replaces the bank's skill of that id"
+        result.table.append((new_id, source, how))
+    return result
+
+
+def _free_id(wanted: str, source: str, digest: str, taken: set[str]) -> str:
+    if wanted not in taken:
+        return wanted
+    parts = PurePath(source).parts
+    owner = slug(parts[-3]) if len(parts) >= 3 else ""
+    for candidate in (f"{wanted}-{owner}" if owner else "", f"{wanted}-{digest[:6]}"):
+        if candidate and candidate not in taken:
+            return candidate[:128]
+    n = 2
+    while f"{wanted}-{digest[:6]}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{digest[:6]}-{n}"
