@@ -197,6 +197,9 @@ def import_(
     resolution = resolve_ids(result.skills, existing.skills if existing else (), force=force,
                              want_rubrics=client is not None)
     _print_ids(console, resolution.table)
+    if resolution.conflicts:
+        raise _fail(console, f"{', '.join(resolution.conflicts)} changed since they were "
+                    "imported from the same files: --force replaces them")
     skills = resolution.skills
     if client is not None and skills:
         with _bar(console, "rubrics") as bar:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
 from agentcredit.llm.cache import cache_key
 from agentcredit.schema import Skill
@@ -40,6 +40,8 @@ class Resolution:
     skills: list[Skill] = field(default_factory=list)
     table: list[tuple[str, str, str]] = field(default_factory=list)
     """(id, source path, what happened): new, renamed, same as <id>, already in the bank."""
+    conflicts: list[str] = field(default_factory=list)
+    """Bank ids whose own source file now holds other content (needs ``force``)."""
 
 
 def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
@@ -76,6 +78,11 @@ def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
                 result.table.append((bank_id, source, "already in the bank: kept as it is"))
             continue
         wanted = skill.id
+        if not force and wanted in bank and _same_file(source, bank[wanted]):
+            result.conflicts.append(wanted)
+            result.table.append((wanted, source, "changed since it was imported from this "
+                                 "file: --force replaces it"))
+            continue
         new_id = _free_id(wanted, source, digest, taken)
         taken.add(new_id)
         by_content[digest] = len(result.skills)
@@ -86,6 +93,12 @@ def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
             how = "replaces the bank's skill of that id"
         result.table.append((new_id, source, how))
     return result
+
+
+def _same_file(source: str, skill: Skill) -> bool:
+    """Whether ``source`` is one of the files ``skill`` was imported from."""
+    here = Path(source).resolve()
+    return any(Path(s).resolve() == here for s in skill.lineage.sources)
 
 
 def _free_id(wanted: str, source: str, digest: str, taken: set[str]) -> str:
