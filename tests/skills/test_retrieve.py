@@ -36,13 +36,12 @@ def _bank(*skills: tuple[str, str]) -> object:
 def test_lexical_scores_equal_a_hand_computation() -> None:
     bank = _bank(("logs", "filter log lines"), ("csv", "summarise csv totals"))
     task = _task("t", "filter the error lines of a log")
-    # Collection of 3 texts. Tokens: A = filter log lines; B = summarise csv totals;
-    # task = filter error lines log ("the", "of", "a" are stop words).
-    # idf(df=2) = ln(4/3) + 1; idf(df=1) = ln(4/2) + 1. A is uniform over its 3 tokens;
-    # the task has idf2 on filter/lines/log and idf1 on error.
-    idf2, idf1 = math.log(4 / 3) + 1, math.log(2) + 1
-    expected = 3 * (1 / math.sqrt(3)) * idf2 / math.sqrt(3 * idf2**2 + idf1**2)
-    assert round(expected, 6) == 0.79649
+    # Weights come from the bank alone (2 texts): every bank word has df = 1, so
+    # idf = ln(3/2) + 1 for all; "error" is not a bank word and carries no weight ("the",
+    # "of", "a" are stop words). The task is then uniform over filter/lines/log, exactly A.
+    idf = math.log(3 / 2) + 1
+    expected = 3 * (idf / math.sqrt(3 * idf**2)) ** 2
+    assert round(expected, 6) == 1.0
     [result] = asyncio.run(retrieve(bank, [task], make_embedder("lexical"), k=2))  # type: ignore[arg-type]
     assert [(m.skill_id, m.score) for m in result.matches] == \
         [("logs", round(expected, 6)), ("csv", 0.0)]

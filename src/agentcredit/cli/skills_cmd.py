@@ -39,7 +39,13 @@ from agentcredit.skills.gates import RULES_VERSION
 from agentcredit.skills.importing import derive_rubrics
 from agentcredit.skills.library import content_hash, resolve_ids
 from agentcredit.skills.prompts import PROMPT_VERSION
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.retrieve import (
+    Retrieval,
+    expected_from_lineage,
+    hit_rates,
+    read_expected,
+    retrieve,
+)
 
 app = typer.Typer(help="Build, import, show, retrieve and export SkillRubric skill banks.",
                   no_args_is_help=True)
@@ -366,6 +372,10 @@ def retrieve_cmd(
     cache: Annotated[Path | None, typer.Option(
         "--cache", help="Embedding cache (default: the response cache).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    expect: Annotated[str | None, typer.Option(
+        "--expect", help="Evaluate: a JSON ({task: [skills]}) or CSV (task_id,skill_id) file "
+        "of the relevant skills, or 'lineage' (each skill is relevant to the task folder it "
+        "was imported from, as in SkillsBench); prints top-1 and top-3 hit rates.")] = None,
 ) -> None:
     """Rank a bank's skills for each task (cosine of applicability and instruction)."""
     console = Console()
@@ -376,15 +386,20 @@ def retrieve_cmd(
     try:
         store = None if embed == "lexical" else ResponseCache(cache or default_cache_path())
         embedder = make_embedder(embed, cache=store, base_url=base_url)
-        results = asyncio.run(retrieve(bank, loaded.tasks, embedder, k=k))
+        ranked = asyncio.run(retrieve(bank, loaded.tasks, embedder,
+                                      k=max(k, 3) if expect else k))
     except AgentCreditError as exc:
         raise _fail(console, str(exc)) from None
+    rates = _hit_rates(console, bank, ranked, expect)
+    results = [Retrieval(r.task_id, r.matches[:k]) for r in ranked]
     if as_json:
         payload: dict[str, Any] = {
             "bank": bank.hash, "embedding": embedder.name, "k": k,
             "tasks": [{"task_id": r.task_id, "matches": [
                 {"skill_id": m.skill_id, "score": m.score} for m in r.matches]}
                 for r in results]}
+        if rates is not None:
+            payload["evaluation"] = rates
         typer.echo(json.dumps(payload, indent=2))
         return
     table = Table(title=f"top {k} by {embedder.name}")
@@ -395,6 +410,23 @@ def retrieve_cmd(
             table.add_row(q(r.task_id if rank == 1 else ""), q(str(rank)), q(m.skill_id),
                           f"{m.score:.3f}")
     console.print(table)
+    if rates is not None:
+        console.print(f"{embedder.name}: top-1 hit rate {rates['top1']}, top-3 "
+                      f"{rates['top3']} over {rates['tasks']} tasks"
+                      + (f" ({len(rates['missing'])} expected tasks not asked)"
+                         if rates["missing"] else ""))
+
+
+def _hit_rates(console: Console, bank: SkillBank, results: list[Any],
+               expect: str | None) -> dict[str, Any] | None:
+    if expect is None:
+        return None
+    try:
+        expected = expected_from_lineage(bank) if expect == "lineage" else \
+            read_expected(Path(expect))
+    except (OSError, ValueError) as exc:
+        raise _fail(console, f"--expect {expect}: {exc}") from None
+    return hit_rates(results, expected)
 
 
 @app.command("export")

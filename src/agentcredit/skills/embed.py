@@ -30,7 +30,7 @@ from agentcredit.errors import ConfigError, PrerequisiteError
 from agentcredit.llm.cache import ResponseCache, cache_key
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-BACKENDS = ("lexical", "minilm", "openai/<model>")
+BACKENDS = ("lexical", "bm25", "minilm", "openai/<model>")
 MINILM = "minilm/all-MiniLM-L6-v2"
 
 
@@ -63,38 +63,112 @@ def tfidf(texts: Sequence[str]) -> Any:
     >>> [round(float(x), 4) for x in m[0]]  # vocabulary: apple, green, red
     [0.5797, 0.0, 0.8148]
     """
-    from scipy.sparse import csr_matrix
 
-    counts = [Counter(tokens(t)) for t in texts]
-    vocabulary = {w: i for i, w in enumerate(sorted({w for c in counts for w in c}))}
-    df = np.zeros(len(vocabulary))
-    rows, cols, values = [], [], []
-    for row, counter in enumerate(counts):
-        for word, count in counter.items():
-            col = vocabulary[word]
-            df[col] += 1
-            rows.append(row)
-            cols.append(col)
-            values.append(float(count))
-    n = len(texts)
-    idf = np.log((1.0 + n) / (1.0 + df)) + 1.0
-    data = np.asarray(values) * idf[np.asarray(cols, dtype=np.int64)] if values else \
-        np.zeros(0)
-    matrix = csr_matrix((data, (rows, cols)), shape=(n, max(len(vocabulary), 1)))
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    from scipy.sparse import diags
+    return TfidfModel.fit(texts).transform(texts)
 
-    return (diags(1.0 / norms) @ matrix).tocsr()
+
+class TfidfModel:
+    """TF-IDF weights fitted on one collection and applied to any text.
+
+    Retrieval fits it on the bank's applicability texts alone, so a task's ranking does not
+    depend on which other tasks are asked in the same call; words the bank never uses carry
+    no weight.
+
+    >>> model = TfidfModel.fit(["red apple", "green apple"])
+    >>> [round(float(x), 4) for x in model.transform(["red pear"]).toarray()[0]]
+    [0.0, 0.0, 1.0]
+    """
+
+    def __init__(self, vocabulary: dict[str, int], idf: np.ndarray) -> None:
+        self.vocabulary = vocabulary
+        self.idf = idf
+
+    @classmethod
+    def fit(cls, texts: Sequence[str]) -> TfidfModel:
+        """Vocabulary and ``idf = ln((1 + N) / (1 + df)) + 1`` of ``texts``."""
+        counts = [set(tokens(t)) for t in texts]
+        vocabulary = {w: i for i, w in enumerate(sorted({w for c in counts for w in c}))}
+        df = np.zeros(len(vocabulary))
+        for words in counts:
+            for word in words:
+                df[vocabulary[word]] += 1
+        return cls(vocabulary, np.log((1.0 + len(texts)) / (1.0 + df)) + 1.0)
+
+    def transform(self, texts: Sequence[str]) -> Any:
+        """L2-normalised ``tf * idf`` rows (scipy CSR) over the fitted vocabulary."""
+        from scipy.sparse import csr_matrix, diags
+
+        rows, cols, values = [], [], []
+        for row, text in enumerate(texts):
+            for word, count in Counter(tokens(text)).items():
+                col = self.vocabulary.get(word)
+                if col is not None:
+                    rows.append(row)
+                    cols.append(col)
+                    values.append(float(count) * self.idf[col])
+        matrix = csr_matrix((values, (rows, cols)),
+                            shape=(len(texts), max(len(self.vocabulary), 1)))
+        norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
+        norms[norms == 0] = 1.0
+        return (diags(1.0 / norms) @ matrix).tocsr()
+
+
+def bm25(documents: Sequence[str], queries: Sequence[str], *, k1: float = 1.2,
+         b: float = 0.75) -> np.ndarray:
+    """Okapi BM25 scores (queries x documents), statistics from the documents alone.
+
+    ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))``; each distinct query word adds
+    ``idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * |d| / avgdl))``.
+
+    >>> scores = bm25(["red apple", "green apple pie"], ["red pie", "apple"])
+    >>> [[round(float(x), 3) for x in row] for row in scores]
+    [[0.755, 0.641], [0.199, 0.169]]
+    """
+    docs = [Counter(tokens(d)) for d in documents]
+    lengths = np.asarray([sum(c.values()) for c in docs], dtype=np.float64)
+    average = float(lengths.mean()) if len(docs) and lengths.mean() > 0 else 1.0
+    df: Counter[str] = Counter(w for c in docs for w in c)
+    n = len(docs)
+    scores = np.zeros((len(queries), n))
+    norm = k1 * (1.0 - b + b * lengths / average)
+    for row, query in enumerate(queries):
+        for word in set(tokens(query)):
+            if word not in df:
+                continue
+            idf = np.log(1.0 + (n - df[word] + 0.5) / (df[word] + 0.5))
+            tf = np.asarray([c.get(word, 0) for c in docs], dtype=np.float64)
+            scores[row] += idf * tf * (k1 + 1.0) / (tf + norm)
+    return scores
 
 
 class LexicalEmbedder:
-    """TF-IDF over the collection being embedded; no dependency, no cache needed."""
+    """TF-IDF over the collection being embedded; no dependency, no cache needed. For
+    retrieval, weights are fitted on the bank alone (:meth:`rank`)."""
 
     name = "lexical-tfidf-1"
 
     async def embed(self, texts: Sequence[str]) -> Any:
         return tfidf(texts)
+
+    async def rank(self, documents: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+        """Cosine similarities (queries x documents) under the documents' own weights."""
+        model = TfidfModel.fit(documents)
+        return cosine_matrix(model.transform(queries), model.transform(documents))
+
+
+class BM25Ranker:
+    """Okapi BM25 for retrieval (k1 = 1.2, b = 0.75), statistics from the bank alone; the
+    skill side is its name and applicability text."""
+
+    name = "bm25"
+    document = "title+applicability"
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        raise ConfigError("bm25 ranks skills for retrieval only; cluster with lexical or "
+                          "minilm")
+
+    async def rank(self, documents: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+        return bm25(documents, queries)
 
 
 class MiniLMEmbedder:
@@ -175,6 +249,8 @@ def make_embedder(spec: str, *, cache: ResponseCache | None = None,
     """An embedder for ``lexical``, ``minilm`` or ``openai/<model>``."""
     if spec == "lexical":
         return LexicalEmbedder()
+    if spec == "bm25":
+        return BM25Ranker()
     if spec == "minilm":
         return MiniLMEmbedder(cache)
     if spec.startswith("openai/"):
@@ -183,7 +259,7 @@ def make_embedder(spec: str, *, cache: ResponseCache | None = None,
 
         provider = make_provider(spec, **({"base_url": base_url} if base_url else {}))
         return OpenAIEmbedder(ModelClient(provider, cache=cache))
-    close = difflib.get_close_matches(spec, ["lexical", "minilm"], n=1)
+    close = difflib.get_close_matches(spec, ["lexical", "bm25", "minilm"], n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ConfigError(f"unknown embedding backend {spec!r}{hint} (known: "
                       f"{', '.join(BACKENDS)})")

@@ -1,18 +1,24 @@
 """Retrieval: rank a bank's skills for each task by cosine similarity of embeddings.
 
 The task side is the task instruction; the skill side is the skill's applicability text
-(never its guidance or rubric). Top-1 is the paper's choice; ``k`` gives more. Ties are
+(for BM25, its name and applicability text; never its guidance or rubric). Lexical weights
+(TF-IDF, BM25) come from the bank alone, so a task's ranking never depends on which other
+tasks are asked in the same call. Top-1 is the paper's choice; ``k`` gives more. Ties are
 broken by skill id, so a ranking is deterministic.
 """
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path, PurePath
+from typing import Any
 
 import numpy as np
 
-from agentcredit.schema import SkillBank, Task
+from agentcredit.schema import Skill, SkillBank, Task
 from agentcredit.skills.embed import Embedder, cosine_matrix
 
 
@@ -34,6 +40,13 @@ class Retrieval:
     @property
     def best(self) -> Match | None:
         return self.matches[0] if self.matches else None
+
+
+def _document(skill: Skill, kind: str) -> str:
+    """The skill side of retrieval: its applicability text, or (BM25) its name and it."""
+    if kind == "title+applicability":
+        return f"{skill.title.replace('-', ' ')} {skill.applicability}"
+    return skill.applicability
 
 
 def top_k(similarity: np.ndarray, skill_ids: Sequence[str], k: int) -> list[tuple[Match, ...]]:
@@ -64,10 +77,63 @@ async def retrieve(bank: SkillBank, tasks: Sequence[Task], embedder: Embedder, *
                    k: int = 1) -> list[Retrieval]:
     """The ``k`` best skills of ``bank`` for each task."""
     skills = list(bank.skills)
+    rank_text = getattr(embedder, "document", "applicability")
     if not skills or not tasks:
         return [Retrieval(t.id, ()) for t in tasks]
-    vectors = await embedder.embed([s.applicability for s in skills] +
-                                   [t.instruction for t in tasks])
-    skill_vectors, task_vectors = vectors[:len(skills)], vectors[len(skills):]
-    ranked = top_k(cosine_matrix(task_vectors, skill_vectors), [s.id for s in skills], k)
+    documents = [_document(s, rank_text) for s in skills]
+    queries = [t.instruction for t in tasks]
+    rank = getattr(embedder, "rank", None)
+    if rank is not None:  # weights from the bank alone: a task's ranking is its own
+        similarity = await rank(documents, queries)
+    else:  # embeddings are per text: asking tasks together changes nothing
+        vectors = await embedder.embed(documents + queries)
+        similarity = cosine_matrix(vectors[len(skills):], vectors[:len(skills)])
+    ranked = top_k(similarity, [s.id for s in skills], k)
     return [Retrieval(t.id, r) for t, r in zip(tasks, ranked, strict=True)]
+
+
+def expected_from_lineage(bank: SkillBank) -> dict[str, set[str]]:
+    """Task -> skills it ships, from where each skill was imported (``<task>/<skill>/SKILL.md``,
+    the SkillsBench layout): the relevant set for evaluating retrieval on such a library."""
+    expected: dict[str, set[str]] = {}
+    for skill in bank.skills:
+        for source in skill.lineage.sources:
+            parts = PurePath(source).parts
+            if len(parts) >= 3 and parts[-1] == "SKILL.md":
+                expected.setdefault(parts[-3], set()).add(skill.id)
+    return expected
+
+
+def read_expected(path: Path) -> dict[str, set[str]]:
+    """Task -> relevant skill ids from JSON (``{"task": ["skill", ...]}``) or CSV
+    (``task_id,skill_id`` rows; a header row is skipped)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            raise ValueError(f"{path}: expected an object of task id -> list of skill ids")
+        return {str(k): {str(v) for v in (vs if isinstance(vs, list) else [vs])}
+                for k, vs in raw.items()}
+    expected: dict[str, set[str]] = {}
+    for row in csv.reader(text.splitlines()):
+        if len(row) >= 2 and row[0].strip() and row[0].strip() != "task_id":
+            expected.setdefault(row[0].strip(), set()).add(row[1].strip())
+    return expected
+
+
+def hit_rates(results: Sequence[Retrieval], expected: dict[str, set[str]]) -> dict[str, Any]:
+    """Top-1 and top-3 hit rates over the tasks that have an expected set.
+
+    >>> r = [Retrieval("t1", (Match("a", 0.9), Match("b", 0.5))),
+    ...      Retrieval("t2", (Match("c", 1),))]
+    >>> hit_rates(r, {"t1": {"b"}, "t2": {"c"}, "t3": {"x"}})
+    {'tasks': 2, 'top1': 0.5, 'top3': 1.0, 'missing': ['t3']}
+    """
+    scored = [r for r in results if r.task_id in expected]
+    top1 = sum(1 for r in scored if r.best and r.best.skill_id in expected[r.task_id])
+    top3 = sum(1 for r in scored
+               if any(m.skill_id in expected[r.task_id] for m in r.matches[:3]))
+    asked = {r.task_id for r in results}
+    return {"tasks": len(scored), "top1": round(top1 / len(scored), 4) if scored else None,
+            "top3": round(top3 / len(scored), 4) if scored else None,
+            "missing": sorted(t for t in expected if t not in asked)}
