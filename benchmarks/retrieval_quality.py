@@ -6,7 +6,7 @@ ships skills; a hit is a retrieved skill that the task itself ships. Every task 
 alone, and the script checks that its ranking is the same as when all tasks are asked at
 once. Prints one line per backend (MiniLM only when the [embed] extra is installed).
 
-    python benchmarks/retrieval_quality.py [--corpus ../shared/corpus] [--backends lexical bm25 minilm]
+    python benchmarks/retrieval_quality.py [--corpus DIR] [--backends lexical bm25 minilm]
 """
 
 from __future__ import annotations
