@@ -139,6 +139,41 @@ def test_skills_reward_writes_one_row_per_agent_turn(tmp_path: Path) -> None:
     assert calls.count("CoarseAnswer") == 8
 
 
+def test_skills_reward_without_tasks_takes_each_trials_task_from_its_own_log(
+        tmp_path: Path) -> None:
+    register_script("verifier-alone", lambda m, s: scripted_verifier.answer(m, s))
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    out = runner.invoke(app, ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--out",
+                              str(run), "--model", "scripted/verifier-alone"],
+                        env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "no skill retrieved" not in out.output
+    assert "task log-error-filter → skill log-level-filtering" in out.output
+    rows = [json.loads(line) for line in (run / "turn_rewards.jsonl").read_text().splitlines()]
+    assert len({r["trial_id"] for r in rows}) == 8 and len(rows) == 23
+
+
+def test_a_harbor_job_without_tasks_or_instructions_says_why(tmp_path: Path) -> None:
+    import shutil
+
+    register_script("verifier-why", lambda m, s: scripted_verifier.answer(m, s))
+    bank, run = _bank(tmp_path), tmp_path / "run"
+    job = tmp_path / "job"
+    shutil.copytree(EXAMPLES / "jobs" / "toy-agent-noskills", job)
+    blind = job / "json-config-migrate__Rw8jN4s" / "agent" / "trajectory.json"
+    doc = json.loads(blind.read_text())
+    doc["steps"] = [s for s in doc["steps"] if s["source"] != "user"]
+    for n, step in enumerate(doc["steps"], 1):
+        step["step_id"] = n
+    blind.write_text(json.dumps(doc))
+    out = runner.invoke(app, ["skills", "reward", str(bank), str(job), "--out", str(run),
+                              "--model", "scripted/verifier-why"], env={"COLUMNS": "250"})
+    assert out.exit_code == 0, out.output
+    assert "json-config-migrate__Rw8jN4s: its task is unknown" in " ".join(out.output.split())
+    rows = [json.loads(line) for line in (run / "turn_rewards.jsonl").read_text().splitlines()]
+    assert len({r["trial_id"] for r in rows}) == 3
+
+
 def test_a_verifier_citing_later_steps_is_corrected_end_to_end(tmp_path: Path) -> None:
     register_script("later", lambda m, s: scripted_verifier.answer(m, s, cite_later=True))
     bank, run = _bank(tmp_path), tmp_path / "run"

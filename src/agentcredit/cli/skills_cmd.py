@@ -500,13 +500,17 @@ def reward(
     for error in loaded.errors:
         console.print(f"  [red]x[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
     instructions = {t.id: t.instruction for t in loaded.tasks}
-    chosen = _choose(console, bank, loaded.trials, instructions, skill, embed)
+    chosen = _choose(console, bank, loaded.trials, instructions, skill, embed,
+                     cache=None if no_cache else cache or out / "responses.sqlite",
+                     base_url=base_url)
     assignments, skipped = assign(loaded.trials, bank, chosen, instructions)
     for trial_id, why in skipped.items():
         console.print(f"  [yellow]-[/yellow] {q(trial_id)}: {q(why)}", soft_wrap=True)
     if not assignments:
-        raise _fail(console, "no trial can be verified (see the reasons above); a skill needs "
-                    "a rubric: `agentcredit skills import ... --model M` derives one")
+        rubric = skipped and all("has no rubric" in why for why in skipped.values())
+        raise _fail(console, "no trial can be verified (see the reasons above)" + (
+            "; a skill needs a rubric: `agentcredit skills import ... --model M` derives one"
+            if rubric else "" if skipped else ": no trials were read"))
     store = RunStore(out)
     with _bar(console, "turn verifier") as bar:
         job = bar.add_task("verify", total=len(assignments))
@@ -553,21 +557,23 @@ def reward(
 
 
 def _choose(console: Console, bank: SkillBank, trials: list[Any], instructions: dict[str, str],
-            skill: str | None, embed: str) -> dict[str, str]:
+            skill: str | None, embed: str, *, cache: Path | None, base_url: str | None
+            ) -> dict[str, str]:
     """The skill of each trial: ``--skill``, else top-1 retrieval for its task."""
     if skill is not None:
         return {t.id: skill for t in trials}
+    from agentcredit.rewards.run import task_text
     from agentcredit.schema import Task
 
     by_task: dict[str, Task] = {}
     for trial in trials:
         key = trial.task_id or trial.id
-        text = instructions.get(trial.task_id or "") or trial.instruction
+        text = task_text(trial, instructions)
         if text and key not in by_task:
             by_task[key] = Task(id=key, instruction=text, benchmark="-", source_path="-")
     try:
-        embedder = make_embedder(embed, cache=None if embed == "lexical" else
-                                 ResponseCache(default_cache_path()))
+        embedder = make_embedder(embed, cache=None if embed in ("lexical", "bm25") or
+                                 cache is None else ResponseCache(cache), base_url=base_url)
         results = asyncio.run(retrieve(bank, list(by_task.values()), embedder))
     except AgentCreditError as exc:
         raise _fail(console, str(exc)) from None

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.turn_rewards import RewardTable, Scored, outcome_value, reward_table
@@ -96,14 +97,25 @@ def assign(trials: Sequence[Trial], bank: SkillBank, chosen: dict[str, str],
     for trial in trials:
         skill_id = chosen.get(trial.id)
         skill = bank.get(skill_id) if skill_id else None
-        if skill is None:
-            skipped[trial.id] = "no skill retrieved for its task"
+        if skill is None and not task_text(trial, instructions):
+            skipped[trial.id] = ("its task is unknown: no --tasks gives it, and its log shows "
+                                 "no instruction (no user message before the agent's first "
+                                 "step)")
+        elif skill is None:
+            skipped[trial.id] = f"no skill {skill_id!r} in the bank" if skill_id else \
+                "retrieval found no skill for its task"
         elif skill.rubric is None:
             skipped[trial.id] = (f"skill {skill.id} has no rubric (imported without --model, "
                                  "or its rubric failed the gates)")
         elif not trial.steps:
             skipped[trial.id] = "no trajectory steps"
         else:
-            instruction = instructions.get(trial.task_id or "") or trial.instruction or ""
-            out.append(Assignment(trial, skill, instruction))
+            out.append(Assignment(trial, skill, task_text(trial, instructions)))
     return out, skipped
+
+
+def task_text(trial: Trial, instructions: dict[str, str]) -> str:
+    """A trial's task: its task's instruction when the task was read, else the instruction
+    its own log shows (the first user message before the agent acts, or the one the harness
+    recorded with the trial); empty when neither is known."""
+    return instructions.get(trial.task_id or "") or first_user_message(trial) or ""
