@@ -81,3 +81,66 @@ def test_the_shared_skill_library_imports_whole_with_batched_rubrics(corpus: Pat
     assert folders >= 140 and len(skills) <= folders
     assert sum(len(s.lineage.sources) for s in skills) == folders  # every folder accounted
     assert _pending(bank / "responses.sqlite") == len(skills)
+
+
+def _folder_with_files(root: Path) -> Path:
+    folder = write_skill_md(root / "task-x" / "pdf-tools", "pdf-tools",
+                            "Use for PDF text extraction with the bundled script.",
+                            "Run `python scripts/extract.py IN OUT`.\n").parent
+    (folder / "scripts").mkdir()
+    script = folder / "scripts" / "extract.py"
+    script.write_text("#!/usr/bin/env python3\nprint('x')\n")
+    script.chmod(0o755)
+    (folder / "references").mkdir()
+    (folder / "references" / "api.md").write_text("# API\n")
+    (folder / "assets").mkdir()
+    (folder / "assets" / "logo.bin").write_bytes(bytes(range(256)))
+    return folder
+
+
+def _files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes(), p.stat().st_mode & 0o777)
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_export_writes_the_whole_skill_folder_byte_for_byte(tmp_path: Path) -> None:
+    folder = _folder_with_files(tmp_path / "lib")
+    bank = tmp_path / "bank"
+    assert runner.invoke(app, ["skills", "import", str(tmp_path / "lib"), "--out",
+                               str(bank)], env=ENV).exit_code == 0
+    skill = load_bank(bank).get("pdf-tools")
+    assert skill is not None and set(skill.files) == {
+        "SKILL.md", "scripts/extract.py", "references/api.md", "assets/logo.bin"}
+    out = runner.invoke(app, ["skills", "export", str(bank), "--out", str(tmp_path / "out")],
+                        env=ENV)
+    assert out.exit_code == 0, out.output
+    assert _files(tmp_path / "out" / "pdf-tools") == _files(folder)
+    assert _files(folder)["scripts/extract.py"][1] == 0o755
+    # A file edited inside the bank after import is refused, not exported.
+    (bank / "files" / "pdf-tools" / "references" / "api.md").write_text("tampered\n")
+    bad = runner.invoke(app, ["skills", "export", str(bank), "--out", str(tmp_path / "o2")],
+                        env=ENV)
+    assert bad.exit_code == 2 and "edited after import" in " ".join(bad.output.split())
+
+
+@pytest.mark.corpus
+def test_the_shared_library_round_trips_every_file(corpus: Path, tmp_path: Path) -> None:
+    library = corpus / "skillsbench" / "skills"
+    first, out, second = tmp_path / "b1", tmp_path / "out", tmp_path / "b2"
+    assert runner.invoke(app, ["skills", "import", str(library), "--out", str(first)],
+                         env=ENV).exit_code == 0
+    assert runner.invoke(app, ["skills", "export", str(first), "--out", str(out)],
+                         env=ENV).exit_code == 0
+    assert runner.invoke(app, ["skills", "import", str(out), "--out", str(second)],
+                         env=ENV).exit_code == 0
+    a, b = load_bank(first), load_bank(second)
+    assert [(s.id, s.files, s.body) for s in a.skills] == [(s.id, s.files, s.body)
+                                                            for s in b.skills]
+    compared = 0
+    for skill in a.skills:
+        for source in skill.lineage.sources:
+            original = _files(Path(source).parent)
+            exported = _files(out / skill.id)
+            assert exported == original, skill.id
+            compared += len(original)
+    assert compared >= 340

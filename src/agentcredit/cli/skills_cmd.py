@@ -31,7 +31,13 @@ from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
 from agentcredit.schema import Skill, SkillBank
-from agentcredit.skills.agent_skills import export_skill_md, import_paths, to_skillrl
+from agentcredit.skills.agent_skills import (
+    FILES_DIR,
+    export_skill_md,
+    import_paths,
+    store_files,
+    to_skillrl,
+)
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, load_bank, make_bank
 from agentcredit.skills.build import STAGES, BankBuildReport, BuildOptions, build_bank
 from agentcredit.skills.embed import make_embedder
@@ -232,6 +238,13 @@ def import_(
         bank = _merge_into(existing, skills, force, client)
     except ConfigError as exc:
         raise _fail(console, str(exc)) from None
+    try:
+        for imported in skills:  # the whole folder of each new skill, kept with the bank
+            if imported.files and imported.lineage.sources:
+                store_files(imported, Path(imported.lineage.sources[0]).parent,
+                            out / FILES_DIR)
+    except (AgentCreditError, OSError, ValueError) as exc:
+        raise _fail(console, f"could not keep a skill's files: {exc}") from None
     freeze_bank(bank, out)
     without = sum(1 for s in bank.skills if s.rubric is None)
     console.print(f"imported {len(skills)} skills; bank: {len(bank.skills)} skills ({q(without)} "
@@ -439,7 +452,10 @@ def export(
     console = Console()
     bank = _bank(console, bank_dir)
     if fmt == "skill-md":
-        written = export_skill_md(list(bank.skills), out)
+        try:
+            written = export_skill_md(list(bank.skills), out, bank_dir / FILES_DIR)
+        except (AgentCreditError, ValueError) as exc:
+            raise _fail(console, str(exc)) from None
         console.print(f"wrote {len(written)} SKILL.md folders → {q(out)}")
     elif fmt == "skillrl":
         target = out / "skills.json" if out.is_dir() or not out.suffix else out

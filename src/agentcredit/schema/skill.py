@@ -23,6 +23,14 @@ SKILL_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 """A skill id is one safe path component: no '/', no '..', nothing hidden, at most 128."""
 
 
+class SkillFile(Record):
+    """One file of a skill folder: its content hash and permission bits."""
+
+    sha256: str = Field(description="sha256 of the file's bytes.")
+    mode: int = Field(default=0o644, description="Permission bits (e.g. 0o755 for scripts).")
+    size: int = Field(default=0, description="Bytes.")
+
+
 class GuidanceStage(Record):
     """One stage of the actor-facing procedure."""
 
@@ -82,6 +90,10 @@ class Skill(Record):
     version: int = Field(default=1, description="Incremented by every accepted revision.")
     metadata: dict[str, Any] = Field(
         default_factory=dict, description="Other SKILL.md front-matter fields, as written.")
+    files: dict[str, SkillFile] = Field(
+        default_factory=dict, exclude_if=lambda files: not files,
+        description="Every file of an imported skill folder (SKILL.md included), by path "
+        "relative to the folder; kept in BANK/files/<id>/ and exported byte for byte.")
 
     def guidance_text(self) -> str:
         """The actor-facing text: the verbatim body, or the stages as a numbered list."""

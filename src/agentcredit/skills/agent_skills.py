@@ -13,8 +13,12 @@ either as a list or under ``general_skills`` / ``task_specific_skills`` / ``skil
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import shutil
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +30,7 @@ from agentcredit.errors import InputError
 from agentcredit.formats._io import read_text
 from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema import Lineage, Skill
+from agentcredit.schema.skill import SkillFile
 from agentcredit.skills.bank import slug
 
 SKILL_FILE = "SKILL.md"
@@ -94,12 +99,63 @@ def import_paths(paths: list[Path]) -> ImportResult:
                 if file.suffix == ".json":
                     result.skills += parse_skillrl(text, str(file))
                 else:
-                    result.skills.append(parse_skill_md(text, str(file), file.parent.name))
+                    skill = parse_skill_md(text, str(file), file.parent.name)
+                    files, skipped = folder_manifest(file.parent)
+                    result.errors += skipped
+                    result.skills.append(skill.model_copy(update={"files": files}))
             except InputError as exc:
                 result.errors.append((exc.path, exc.reason))
         if not found:
             result.errors.append((str(path), f"no {SKILL_FILE} found"))
     return result
+
+
+FILES_DIR = "files"
+"""Where a bank keeps its imported skills' folders: ``BANK/files/<id>/``."""
+MAX_SKILL_FILE = 16 * 1024 * 1024
+"""Largest file kept with an imported skill; bigger ones are reported and left out."""
+
+
+def folder_manifest(folder: Path) -> tuple[dict[str, SkillFile], list[tuple[str, str]]]:
+    """Every regular file of a skill folder (not inside a nested skill folder, not a
+    symlink), by relative path, with its sha256 and permission bits; and what was left out."""
+    files: dict[str, SkillFile] = {}
+    skipped: list[tuple[str, str]] = []
+    nested = {p.parent for p in folder.rglob(SKILL_FILE) if p.parent != folder}
+    for path in sorted(folder.rglob("*")):
+        if path.is_symlink() or not path.is_file() or "__pycache__" in path.parts or \
+                any(n in path.parents for n in nested):
+            continue
+        info = path.stat()
+        if info.st_size > MAX_SKILL_FILE:
+            skipped.append((str(path), f"{info.st_size} bytes, over the "
+                            f"{MAX_SKILL_FILE >> 20} MiB limit for a skill file: left out"))
+            continue
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        files[path.relative_to(folder).as_posix()] = SkillFile(
+            sha256=digest, mode=stat.S_IMODE(info.st_mode), size=info.st_size)
+    return files, skipped
+
+
+def store_files(skill: Skill, source: Path, root: Path) -> None:
+    """Copy a skill's files from its source folder into ``root/<id>/`` (checked by hash),
+    replacing whatever an earlier skill of that id left there."""
+    shutil.rmtree(inside(root, skill.id), ignore_errors=True)
+    for rel, ref in skill.files.items():
+        data = (source / rel).read_bytes()
+        if hashlib.sha256(data).hexdigest() != ref.sha256:
+            raise InputError(str(source / rel), "changed while it was being imported")
+        target = safe_join(inside(root, skill.id), rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+def safe_join(root: Path, rel: str) -> Path:
+    """``root / rel`` for a relative POSIX path that stays inside ``root`` (ValueError)."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"{rel!r} is not a safe relative path")
+    return root.joinpath(*parts)
 
 
 def inside(root: Path, name: str) -> Path:
@@ -119,10 +175,17 @@ def inside(root: Path, name: str) -> Path:
     return root / name
 
 
-def export_skill_md(skills: list[Skill], out: Path) -> list[Path]:
-    """One ``<id>/SKILL.md`` per skill; the body is the guidance, byte for byte."""
+def export_skill_md(skills: list[Skill], out: Path, files_root: Path | None = None
+                    ) -> list[Path]:
+    """One ``<id>/`` folder per skill: an imported skill's whole folder byte for byte (every
+    file, modes kept) from ``files_root/<id>/``; otherwise (or when its guidance changed since
+    it was imported) a ``SKILL.md`` whose body is the guidance, byte for byte."""
     written: list[Path] = []
     for skill in skills:
+        if skill.files and files_root is not None and \
+                _copy_folder(skill, files_root, inside(out, skill.id)):
+            written.append(inside(out, skill.id) / SKILL_FILE)
+            continue  # its SKILL.md was copied verbatim too
         front: dict[str, Any] = {"name": skill.id, "description": skill.applicability}
         front.update(skill.metadata)
         header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1_000_000)
@@ -133,6 +196,31 @@ def export_skill_md(skills: list[Skill], out: Path) -> list[Path]:
             handle.write(f"---\n{header}---\n{skill.guidance_text()}")
         written.append(path)
     return written
+
+
+def _copy_folder(skill: Skill, files_root: Path, folder: Path) -> bool:
+    """Write the skill's stored files into ``folder``, modes kept; True when its SKILL.md was
+    among them, False when the skill was revised since import (its SKILL.md is then left to
+    be written from the skill as it is now)."""
+    source = inside(files_root, skill.id)
+    original = source / SKILL_FILE
+    verbatim = SKILL_FILE in skill.files
+    if verbatim:
+        stored = parse_skill_md(read_text(original), str(original), skill.id)
+        verbatim = (stored.applicability, stored.body, stored.metadata) == \
+            (skill.applicability, skill.guidance_text(), skill.metadata)
+    for rel, ref in skill.files.items():
+        if rel == SKILL_FILE and not verbatim:
+            continue
+        data = safe_join(source, rel).read_bytes()
+        if hashlib.sha256(data).hexdigest() != ref.sha256:
+            raise InputError(str(safe_join(source, rel)), "does not match the bank's record "
+                             "of it (edited after import)")
+        target = safe_join(folder, rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        os.chmod(target, ref.mode)
+    return verbatim
 
 
 def to_skillrl(skills: list[Skill]) -> dict[str, Any]:

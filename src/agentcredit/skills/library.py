@@ -7,8 +7,9 @@ one bank must neither abort nor pay for rubric requests it will throw away:
 - skills with the same content (front matter and body) are one skill whose lineage lists
   every source path;
 - skills that share a name but differ get distinct, deterministic ids: the name for the first
-  in sorted source order, then ``name-<the folder holding the skill folder>`` (a SkillsBench
-  task name), then a short content hash if that is taken too;
+  whose folder bears that name (else the first in sorted source order), then the skill's own
+  folder name when it differs, then ``name-<the folder holding the skill folder>`` (a
+  SkillsBench task name), then a short content hash;
 - a skill already in the bank with the same content is kept as it is (re-importing by another
   path is a no-op that says so); one whose id is taken by different content gets a distinct id
   the same way, unless ``force`` asks to replace it.
@@ -26,11 +27,14 @@ from agentcredit.skills.bank import slug
 
 
 def content_hash(skill: Skill) -> str:
-    """What makes two imported skills the same skill: title, applicability, body, metadata
-    and guidance; not where they came from, nor their id or rubric."""
+    """What makes two imported skills the same skill: title, applicability, body, metadata,
+    guidance and the folder's other files; not where they came from, nor their id, rubric or
+    SKILL.md formatting."""
     return cache_key({"title": skill.title, "applicability": skill.applicability,
                       "body": skill.body, "metadata": skill.metadata,
-                      "guidance": [g.model_dump(mode="json") for g in skill.guidance]})
+                      "guidance": [g.model_dump(mode="json") for g in skill.guidance],
+                      "files": {k: f.sha256 for k, f in sorted(skill.files.items())
+                                if k != "SKILL.md"}})
 
 
 @dataclass
@@ -56,7 +60,8 @@ def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
     bank_by_content = {content_hash(s): s.id for s in bank.values()}
     by_content: dict[str, int] = {}  # content hash -> position in result.skills
     taken = set() if force else set(bank)
-    ordered = sorted(read, key=lambda s: (s.lineage.sources or ("",))[0])
+    # The skill whose folder bears the wanted name gets it first; then sorted source order.
+    ordered = sorted(read, key=lambda s: (_folder(s) != s.id, (s.lineage.sources or ("",))[0]))
     for skill in ordered:
         source = (skill.lineage.sources or ("",))[0]
         digest = content_hash(skill)
@@ -101,12 +106,23 @@ def _same_file(source: str, skill: Skill) -> bool:
     return any(Path(s).resolve() == here for s in skill.lineage.sources)
 
 
+def _folder(skill: Skill) -> str:
+    """The slug of the folder a skill was imported from ('' for other sources)."""
+    sources = skill.lineage.sources
+    parts = PurePath(sources[0]).parts if sources else ()
+    return slug(parts[-2]) if len(parts) >= 2 and parts[-1] == "SKILL.md" else ""
+
+
 def _free_id(wanted: str, source: str, digest: str, taken: set[str]) -> str:
+    """``wanted``, else the skill's own folder name (an exported bank names folders by id,
+    so a round trip keeps ids), else ``wanted-<owner folder>``, else a content hash."""
     if wanted not in taken:
         return wanted
     parts = PurePath(source).parts
     owner = slug(parts[-3]) if len(parts) >= 3 else ""
-    for candidate in (f"{wanted}-{owner}" if owner else "", f"{wanted}-{digest[:6]}"):
+    folder = slug(parts[-2]) if len(parts) >= 2 and parts[-1] == "SKILL.md" else ""
+    for candidate in (folder if folder != wanted else "",
+                      f"{wanted}-{owner}" if owner else "", f"{wanted}-{digest[:6]}"):
         if candidate and candidate not in taken:
             return candidate[:128]
     n = 2
