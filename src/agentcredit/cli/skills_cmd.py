@@ -226,7 +226,9 @@ def import_(
             console.print(f"rubric requests queued: agentcredit batch export --cache "
                           f"{q(client.cache.path)} --out requests.jsonl, send it, agentcredit batch"
                           f" import RESULTS --cache {q(client.cache.path)}, then run this command "
-                          "again without --batch; until then those skills have rubric: none")
+                          "again with --batch (a rubric that fails its gates queues a repair: one "
+                          "more round) until nothing is queued; until then those skills have "
+                          "rubric: none", soft_wrap=True)
         for skill_id, reason in rubrics.failed:
             console.print(f"  [red]x[/red] {q(skill_id)}: {q(reason)}", soft_wrap=True)
         for skill_id, rejected in rubrics.rejected:
