@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -10,6 +11,8 @@ from typer.testing import CliRunner
 
 from agentcredit.cli.app import app
 from agentcredit.skills.bank import load_bank
+from tests.llm.batch_rounds import batch_round
+from tests.llm.fake_server import FakeLLMServer
 from tests.skills.helpers import write_skill_md
 
 runner = CliRunner()
@@ -144,3 +147,57 @@ def test_the_shared_library_round_trips_every_file(corpus: Path, tmp_path: Path)
             assert exported == original, skill.id
             compared += len(original)
     assert compared >= 340
+
+
+def _rubric_responder(body: dict[str, object]) -> str:
+    """A rubric whose third criterion fails S-EVIDENCE first, and is fixed when repaired."""
+    messages = body.get("messages")
+    assert isinstance(messages, list)
+    repaired = any(m.get("role") == "assistant" for m in messages)
+    rows = [{"statement": f"Step {n} was done.", "evidence": "An output shows the result file.",
+             "failure": "An error message shows the file is missing.", "weight": 1.0}
+            for n in (1, 2, 3)]
+    if not repaired:
+        rows[2]["evidence"] = "Done."
+    return json.dumps({"rubric": rows})
+
+
+def test_a_repair_of_a_batch_answer_is_queued_not_sent_live(tmp_path: Path) -> None:
+    """The batch trap: a run without --batch after an import must not repair live."""
+    skill = write_skill_md(tmp_path / "skills" / "pdf", "pdf", "Use for PDF text.", "Body\n")
+    bank = tmp_path / "bank"
+    cache = bank / "responses.sqlite"
+    with FakeLLMServer(responder=_rubric_responder) as server:
+        base = ["skills", "import", str(skill), "--out", str(bank), "--model", "openai/m",
+                "--base-url", f"{server.url}/v1"]
+        first = runner.invoke(app, [*base, "--batch"], env=ENV)
+        assert first.exit_code == 0, first.output
+        assert "again with --batch" in " ".join(first.output.split())
+        assert batch_round(cache, tmp_path, "1", _rubric_responder) == 1
+        # Without --batch: the answer fails S-EVIDENCE and its repair is queued, not live.
+        second = runner.invoke(app, base, env=ENV)
+        assert second.exit_code == 0, second.output
+        assert server.count == 0 and _pending(cache) == 1
+        assert "queued 1" in second.output
+        assert load_bank(bank).get("pdf").rubric is None  # type: ignore[union-attr]
+        assert batch_round(cache, tmp_path, "2", _rubric_responder) == 1
+        third = runner.invoke(app, base, env=ENV)
+        assert third.exit_code == 0, third.output
+        assert server.count == 0 and _pending(cache) == 0
+    rubric = load_bank(bank).get("pdf").rubric  # type: ignore[union-attr]
+    assert rubric is not None and rubric[2].evidence == "An output shows the result file."
+
+
+def test_an_offline_failure_is_not_stored_and_is_asked_again(tmp_path: Path) -> None:
+    skill = write_skill_md(tmp_path / "skills" / "pdf", "pdf", "Use for PDF text.", "Body\n")
+    bank = tmp_path / "bank"
+    base = ["skills", "import", str(skill), "--out", str(bank), "--model", "openai/m"]
+    dead = runner.invoke(app, [*base, "--base-url", "http://127.0.0.1:9/v1"], env=ENV)
+    assert "connection" in dead.output
+    with sqlite3.connect(bank / "responses.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM failures").fetchone()[0] == 0
+    with FakeLLMServer(responder=_rubric_responder) as server:
+        again = runner.invoke(app, [*base, "--base-url", f"{server.url}/v1"], env=ENV)
+        assert again.exit_code == 0, again.output
+        assert server.count >= 1  # asked again by itself, no --retry-failed
+    assert load_bank(bank).get("pdf").rubric is not None  # type: ignore[union-attr]

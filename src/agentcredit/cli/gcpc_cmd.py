@@ -272,7 +272,7 @@ def run(
         _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
         console.print(f"scores: {q(path)}; report: {q(report_path)}; store: {q(store.path)}")
         if batch and client is not None and client.cache is not None:
-            _next_step(console, client, more_rounds=bool(report.deferred),
+            _next_step(console, client,
                        queued=bool(report.deferred or judged.deferred))
         _finish(console, judged, [(task, r.reason) for task, r in report.rejected.items()
                                   if r.reason.startswith("model call failed")])
@@ -332,7 +332,7 @@ def judge(
         _, summary = _write_scores(store, out, "csv")
         _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
         if batch and client is not None and client.cache is not None:
-            _next_step(console, client, more_rounds=False, queued=bool(judged.deferred))
+            _next_step(console, client, queued=bool(judged.deferred))
         _finish(console, judged)
 
 
@@ -370,10 +370,11 @@ def _exclusive(console: Console, run_dir: Path) -> Iterator[None]:
         raise typer.Exit(130) from None
 
 
-def _next_step(console: Console, client: ModelClient, *, more_rounds: bool,
-               queued: bool) -> None:
+def _next_step(console: Console, client: ModelClient, *, queued: bool) -> None:
+    """After a --batch run: what to do next. While anything was queued the advice keeps
+    --batch (a gate repair or a later stage queues one more round instead of going live)."""
     assert client.cache is not None
-    again = _this_command(batch=more_rounds)
+    again = _this_command(batch=True)
     if not queued:
         console.print(f"nothing was queued: every answer came from the cache. Next: {q(again)}")
         return

@@ -166,7 +166,7 @@ def _build_summary(console: Console, report: BankBuildReport, out: Path,
         console.print(f"waiting for stage {q(report.waiting)}: requests queued. Next: agentcredit "
                       f"batch export --cache {q(client.cache.path)} --out requests.jsonl, send it,"
                       f" agentcredit batch import RESULTS --cache {q(client.cache.path)}, then run "
-                      "this command again (with --batch while later stages remain).")
+                      "this command again with --batch until nothing is queued.")
     elif report.bank is not None:
         console.print(f"bank: {len(report.bank.skills)} skills, hash "
                       f"{q(report.bank.hash[:16])}… → {q(out / BANK_NAME)}")
@@ -547,7 +547,7 @@ def reward(
         console.print(f"waiting for the {q(stage)} stage: agentcredit batch export --cache "
                       f"{q(client.cache.path)} --out requests.jsonl, send it, agentcredit batch "
                       f"import RESULTS --cache {q(client.cache.path)}, then run this command "
-                      f"again{q(' with --batch' if stage == 'coarse' else ' without --batch')}.")
+                      "again with --batch until nothing is queued.")
         store.close()
         return
     table = rewards_of(store, assignments, process_weight=process_weight, normalize=normalize)

@@ -136,7 +136,7 @@ def _store(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
     record = ModelResponse(text=answer.text, usage=answer.usage, model=model,
                            request_id=response.get("request_id") or answer.request_id,
                            cache_key=key)
-    cache.put(key, model, record.model_dump(mode="json"))
+    cache.put(key, model, record.model_dump(mode="json"), via_batch=True)
     return None
 
 
@@ -159,5 +159,5 @@ def _store_anthropic(cache: ResponseCache, key: str, model: str, result: Any) ->
         return exc.message
     record = ModelResponse(text=answer.text, usage=answer.usage, model=model,
                            request_id=answer.request_id, cache_key=key)
-    cache.put(key, model, record.model_dump(mode="json"))
+    cache.put(key, model, record.model_dump(mode="json"), via_batch=True)
     return None

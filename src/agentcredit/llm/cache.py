@@ -43,6 +43,10 @@ CREATE TABLE IF NOT EXISTS pending (
     body TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS batch_answers (
+    key TEXT PRIMARY KEY,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -92,12 +96,20 @@ class ResponseCache:
                                    (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
-    def put(self, key: str, model: str, response: dict[str, Any]) -> None:
-        """Store a response (replacing one that did not validate)."""
+    def put(self, key: str, model: str, response: dict[str, Any], *,
+            via_batch: bool = False) -> None:
+        """Store a response (replacing one that did not validate).
+
+        ``via_batch`` marks an answer imported from a batch results file: a gate repair of
+        it is queued for the next batch rather than sent live (see ``from_batch``).
+        """
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, model, response, created_at) "
                 "VALUES (?, ?, ?, ?)", (key, model, canonical_json(response), time.time()))
+            if via_batch:
+                self._db.execute("INSERT OR REPLACE INTO batch_answers (key, created_at) "
+                                 "VALUES (?, ?)", (key, time.time()))
             self._db.execute("DELETE FROM pending WHERE key = ?", (key,))
             self._db.execute("DELETE FROM failures WHERE key = ?", (key,))
 
@@ -121,6 +133,13 @@ class ResponseCache:
             self._db.execute(
                 "INSERT OR IGNORE INTO pending (key, model, body, created_at) VALUES (?, ?, ?, ?)",
                 (key, model, canonical_json(body), time.time()))
+
+    def from_batch(self, key: str) -> bool:
+        """Whether the stored answer of ``key`` came from an imported batch results file."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM batch_answers WHERE key = ?",
+                                   (key,)).fetchone()
+        return row is not None
 
     def pending(self) -> list[tuple[str, str, dict[str, Any]]]:
         """Deferred requests as (key, model, request body), oldest first."""

@@ -130,7 +130,8 @@ class ModelClient:
         result: ModelResponse | ModelFailure | None = self._from_cache(key, schema)
         if result is None and not self.retry_failed:
             result = self._recorded_failure(key)
-        if result is None and self.defer and self.cache is not None:
+        if result is None and self.cache is not None and \
+                (self.defer or self._repairs_batch_answer(messages, schema, config)):
             self.cache.add_pending(key, self.model_id,
                                    self.provider.body(clean, json_schema, config))
             result = self._failure("deferred", "written to the batch queue", key=key)
@@ -143,6 +144,24 @@ class ModelClient:
         if isinstance(result, ModelFailure) and self.raise_on_failure:
             raise ModelCallError(result)
         return result
+
+    def _repairs_batch_answer(self, messages: Sequence[Message],
+                              schema: type[BaseModel] | None, config: GenerationConfig) -> bool:
+        """Whether ``messages`` repeat or repair a request that an imported batch answered.
+
+        Such a repair is queued, not sent live, even in a run without ``--batch``: the
+        user is working through batch files, and a live call would fail offline (or be
+        paid at the live price) in the middle of that work.
+        """
+        if self.cache is None:
+            return False
+        _, _, key = self.request_key(messages, schema, config)
+        if self.cache.from_batch(key):
+            return True  # the batch's own answer did not fit the schema: ask the batch again
+        if len(messages) < 3 or messages[-2].role != "assistant":
+            return False
+        _, _, parent = self.request_key(messages[:-2], schema, config)
+        return self.cache.from_batch(parent)
 
     async def embed(self, texts: Sequence[str], *, batch_size: int = 128) -> list[list[float]]:
         """Embedding vectors for ``texts`` (redacted, cached per text, retried like calls).
