@@ -71,7 +71,8 @@ def test_import_with_a_model_derives_gated_rubrics_that_export_never_shows(
                               "--model", "scripted/import-rubric", "--no-cache"])
     assert out.exit_code == 0, out.output
     assert "rubrics derived 2" in out.output
-    repairs = [c for c in calls if "[S-TOOL] item R1: names grep" in c]
+    repairs = [c for c in calls if "[S-TOOL] item R1: names 'grep' (as a word; a command "
+               "in the guidance's inline code)" in c]
     assert len(repairs) == 1 and len(calls) == 3
     loaded = load_bank(bank)
     assert all(s.rubric is not None and len(s.rubric) == 3 for s in loaded.skills)

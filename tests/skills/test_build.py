@@ -114,7 +114,7 @@ def test_gates_catch_a_leak_a_tool_and_six_criteria_and_accept_the_repair(
     assert len(repairs) == 1
     [feedback] = repairs
     assert "[S-LEAK]" in feedback and "'1000'" in feedback
-    assert "[S-TOOL] item R2: names python3" in feedback
+    assert "[S-TOOL] item R2: names 'python3' (as a word; a command in trial" in feedback
     assert "[S-COUNT] skill: 6 rubric criteria; need 3-5" in feedback
     assert not report.rejected and report.bank is not None
     skill = load_bank(tmp_path / "bank").get("json-config-migrate")
@@ -240,11 +240,12 @@ def test_failed_calls_are_reported_and_the_other_tasks_go_on(tmp_path: Path) -> 
 def test_real_skillsbench_trials_build_a_gated_bank(corpus: Path, tmp_path: Path) -> None:
     from agentcredit.formats import load
     from agentcredit.formats.oracle import read_oracle
-    from agentcredit.skills.gates import leak_literals, seen_tools
+    from agentcredit.skills.leaks import leak_literals
+    from agentcredit.skills.tool_names import seen_tools
 
     register_script("corpus-skills", scripted_skills.answer)
     loaded = load([corpus / "skillsbench" / "trials-more", corpus / "skillsbench" / "tasks"])
-    tools = seen_tools(loaded.trials)
+    tools = set(seen_tools(loaded.trials))
     assert {"python3", "run_shell_command", "grep"} <= tools
     assert not {"with", "or", "rows", "table", "name"} & tools  # script text is not commands
     task = next(t for t in loaded.tasks if t.id == "powerlifting-coef-calc")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from agentcredit.formats.oracle import read_oracle
 from agentcredit.schema import Lineage
-from agentcredit.skills import gates
+from agentcredit.skills import leaks as gates_leaks
+from agentcredit.skills import tool_names
 from agentcredit.skills.gates import GateContext, run_skill_gates
 from tests.skills.helpers import criterion, example_records, make_skill
 
@@ -37,9 +38,9 @@ def test_leak_gate_uses_oracle_and_verifier_literals_the_instruction_does_not_st
     task = next(t for t in tasks if t.id == "json-config-migrate")
     oracle, problems = read_oracle(task)
     assert problems == [] and oracle is not None and "solution/solve.sh" in oracle.files
-    leaks = gates.leak_literals(task, oracle)
+    leaks = gates_leaks.leak_literals(task, oracle)
     assert leaks == {"1000": "oracle solution/solve.sh"}
-    context = GateContext(leaks=frozenset(leaks))
+    context = GateContext(leaks=leaks)
     leaky = make_skill(rubric=(criterion(1), criterion(2),
                                criterion(3, statement="Timeouts were multiplied by 1000.")))
     failures = run_skill_gates(leaky, context)
@@ -50,33 +51,40 @@ def test_leak_gate_uses_oracle_and_verifier_literals_the_instruction_does_not_st
     assert codes(make_skill(applicability="Timeouts up to 10000 or 1000.5 ms."), context) == []
     # A literal that the instruction states is not an answer.
     csv_task = next(t for t in tasks if t.id == "csv-sales-summary")
-    assert "/app/summary.json" not in gates.leak_literals(csv_task, read_oracle(csv_task)[0])
+    assert "/app/summary.json" not in gates_leaks.leak_literals(csv_task, read_oracle(csv_task)[0])
 
 
 def test_literals_keep_values_and_drop_keys_prose_and_small_numbers() -> None:
     source = ('EXPECTED = {"total": 1234.5, "name": "Highland Park"}\n'
               'assert out == "RPS5", "the gene name is wrong here"\nfor i in range(10): x = 0.0')
-    assert gates.literals(source) == {"1234.5", "Highland Park", "RPS5"}
+    assert gates_leaks.literals(source) == {"1234.5", "Highland Park", "RPS5"}
 
 
 def test_tool_gate_names_only_tools_seen_in_trials() -> None:
     _, trials = example_records()
-    tools = gates.seen_tools(trials)
-    assert {"python3", "bash", "chmod", "run_shell_command"} <= tools
-    assert "cat" not in tools  # an English word, not a tool name in a criterion
+    tools = tool_names.seen_tools(trials)
+    assert {"python3", "bash", "chmod", "run_shell_command", "cat"} <= set(tools)
     context = GateContext(tools=tools)
     named = make_skill(rubric=(criterion(1), criterion(2),
                                criterion(3, evidence="The python3 output shows the totals.")))
     failures = run_skill_gates(named, context)
     assert [(f.code, f.item_id) for f in failures] == [("S-TOOL", "R3")]
-    assert "python3" in failures[0].message
+    # The message names the token, where it stands and where the tool came from.
+    assert "'python3' (as a word; a command in trial" in failures[0].message
     assert codes(make_skill(), context) == []
+    # "cat" is an everyday word: only a tool-reference position makes it a tool.
+    cat = make_skill(rubric=(criterion(1), criterion(2),
+                             criterion(3, evidence="The cat of the report shows totals.")))
+    assert codes(cat, context) == []
+    ran = make_skill(rubric=(criterion(1), criterion(2),
+                             criterion(3, evidence="The agent ran cat and the output shows it.")))
+    assert codes(ran, context) == ["S-TOOL"]
 
 
 def test_commands_in_shell_text_and_code_spans() -> None:
-    assert gates.commands_in("FOO=1 /usr/bin/jq . x | sort -u && awk '{print}' f") == \
+    assert tool_names.commands_in("FOO=1 /usr/bin/jq . x | sort -u && awk '{print}' f") == \
         {"jq", "sort", "awk"}
-    assert gates.code_tools("Use `jq .a file` then\n```bash\ngrep -c x y\n```\n") == \
+    assert set(tool_names.guidance_tools("Use `jq .a file` then\n```bash\ngrep -c x y\n```\n")) == \
         {"jq", "grep"}
 
 

@@ -43,9 +43,10 @@ from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_hash
 from agentcredit.skills.build_store import BuildStore
-from agentcredit.skills.gates import GateContext, seen_tools
+from agentcredit.skills.gates import GateContext
 from agentcredit.skills.importing import require_rubric
 from agentcredit.skills.stages import Failed, Pending, Rejected
+from agentcredit.skills.tool_names import seen_tools
 
 STORE = "evolve.sqlite"
 

@@ -34,8 +34,10 @@ from agentcredit.skills.bank import BANK_NAME, freeze_bank, make_bank, read_bank
 from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.cluster import complete_linkage
 from agentcredit.skills.embed import Embedder, cosine_matrix
-from agentcredit.skills.gates import RULES_VERSION, GateContext, leak_literals, seen_tools
+from agentcredit.skills.gates import RULES_VERSION, GateContext
+from agentcredit.skills.leaks import leak_literals
 from agentcredit.skills.stages import Failed, Pending, Rejected, ask, ask_gated, skill_from_draft
+from agentcredit.skills.tool_names import seen_tools
 
 STAGES = ("intra-teacher", "cross-teacher", "dual-view", "cross-task")
 REJECTIONS = "rejections"
@@ -169,7 +171,7 @@ def _contexts(usable: dict[str, list[Trial]], tasks: dict[str, Task],
     for task_id in usable:
         oracle, problems = read_oracle(tasks[task_id])
         report.notes += [f"oracle of {task_id}: {p}" for p in problems]
-        out[task_id] = GateContext(leaks=frozenset(leak_literals(tasks[task_id], oracle)),
+        out[task_id] = GateContext(leaks=leak_literals(tasks[task_id], oracle),
                                    tools=tools, trial_ids=ids)
     return out
 
@@ -273,7 +275,7 @@ async def _merge(build: _Build, members: list[Skill], contexts: dict[str, GateCo
     unit = "+".join(names)
     tasks = sorted({t for s in members for t in s.lineage.source_tasks})
     context = GateContext(
-        leaks=frozenset().union(*(contexts[t].leaks for t in tasks if t in contexts)),
+        leaks={k: v for t in tasks if t in contexts for k, v in contexts[t].leaks.items()},
         tools=next(iter(contexts.values())).tools,
         trial_ids=next(iter(contexts.values())).trial_ids)
     lineage = Lineage(

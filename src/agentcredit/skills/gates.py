@@ -7,11 +7,14 @@ Gates return :class:`~agentcredit.checklists.gates.GateFailure` lists (empty = p
   3-5 rubric criteria, every weight positive and finite.
 - ``S-LEAK``: no literal value from the source tasks' oracle material or the verifier's
   expected literals appears in the applicability, guidance or rubric (literals that the
-  instruction itself states are not answers and are allowed).
+  instruction itself states are not answers and are allowed; see
+  :mod:`agentcredit.skills.leaks` for the literal kinds that are never answers).
 - ``S-TOOL``: no rubric criterion names a tool or command seen in the teacher trials (or,
-  for imported skills, written as code in the guidance): criteria are method-agnostic.
+  for imported skills, invoked by the guidance's code): criteria are method-agnostic (see
+  :mod:`agentcredit.skills.tool_names` for what a tool is and when a criterion names one).
 - ``S-EVIDENCE``: every criterion says which observable output shows it met and which
-  shows it not met, in words of its own (not a copy of the statement).
+  shows it not met, in words of its own (not a copy of the statement); see
+  :func:`observable`.
 - ``S-LINEAGE``: every skill traces to the trials (or files) it came from, and every trial
   id it names was an input of the build.
 """
@@ -20,13 +23,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentcredit.checklists.gates import GateFailure
-from agentcredit.checklists.text import STOP
 from agentcredit.formats.join import normalize_text
-from agentcredit.schema import Oracle, Skill, Task, Trial
+from agentcredit.schema import Skill
+from agentcredit.skills.leaks import find_leaks
+from agentcredit.skills.tool_names import ToolSet, named_tools
 
 SHAPE = "S-SHAPE"
 COUNT = "S-COUNT"
@@ -34,40 +38,63 @@ LEAK = "S-LEAK"
 TOOL = "S-TOOL"
 EVIDENCE = "S-EVIDENCE"
 LINEAGE = "S-LINEAGE"
-RULES_VERSION = "skill-gates-1"
+RULES_VERSION = "skill-gates-2"
 MIN_PARTS, MAX_PARTS = 3, 5
 
-_STRING = re.compile(r"""(?P<q>["'])(?P<s>(?:\\.|(?!(?P=q)).){1,400}?)(?P=q)""")
-_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
-_CODE = re.compile(r"`([^`\n]{1,200})`|```[^\n]*\n(.*?)```", re.DOTALL)
-_COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
-_ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _WORDS = re.compile(r"[a-z]+")
-# Command names that are also ordinary English words: naming them in a criterion is not
-# naming a tool ("the rows are sorted", "the file is read").
-ENGLISH_COMMANDS = frozenset({
-    "a", "an", "as", "at", "be", "by", "cat", "cut", "date", "diff", "do", "echo", "env",
-    "exit", "expand", "false", "file", "find", "fold", "for", "head", "help", "if", "in",
-    "join", "kill", "less", "let", "list", "make", "man", "more", "move", "open", "paste",
-    "print", "printf", "read", "rename", "reset", "return", "run", "set", "shift", "sort",
-    "source", "split", "start", "stat", "sum", "tail", "tee", "test", "time", "top",
-    "touch", "tr", "true", "type", "unique", "update", "wait", "watch", "which", "while",
-    "yes", "done", "fi", "esac",
+_SHAPE_CUES = re.compile(r"\w\.[A-Za-z]{2,5}\b|/\w|\d|[\"'`“]|\b[A-Z]{2,}\b|\b[a-z]+[A-Z]\w*")
+DISPLAY = frozenset({
+    "shows", "show", "shown", "showing", "displays", "displayed", "prints", "printed",
+    "print", "outputs", "output", "writes", "written", "wrote", "lists", "listed", "listing",
+    "reports", "reported", "logs", "logged", "returns", "returned", "contains", "contain",
+    "containing", "appears", "appear", "reads", "renders", "rendered", "saves", "saved",
+    "produces", "produced", "creates", "created", "emits", "exits", "raises", "raised",
+    "includes", "included", "lacks", "has", "have", "holds", "gives", "yields", "echoes",
+    "states", "says", "exists", "visible", "missing", "absent", "present", "empty",
+    "equals", "matches", "match", "mismatch", "differs", "opens", "fails", "passes",
 })
-OBSERVABLE = frozenset({
-    "output", "outputs", "shows", "show", "shown", "displays", "displayed", "prints",
-    "printed", "print", "log", "logs", "file", "files", "contains", "contain", "content",
-    "contents", "listed", "lists", "listing", "returns", "returned", "result", "results",
-    "value", "values", "exit", "code", "error", "errors", "written", "writes", "screenshot",
-    "image", "observation", "observed", "response", "appears", "appear", "visible",
-    "reports", "reported", "message", "messages", "table", "row", "rows", "column",
-    "columns", "count", "counts", "status", "diff", "test", "tests", "page", "text",
-    "field", "fields", "record", "records", "reading", "read", "line", "lines", "json",
-    "csv", "entry", "entries", "present", "absent", "missing", "equals", "matches", "match",
-    "mismatch",
+ARTIFACTS = frozenset({
+    "output", "file", "files", "log", "logs", "message", "messages", "error", "errors",
+    "warning", "warnings", "traceback", "exception", "value", "values", "table", "tables",
+    "row", "rows", "column", "columns", "cell", "cells", "sheet", "sheets", "workbook",
+    "spreadsheet", "document", "documents", "page", "pages", "slide", "slides", "deck",
+    "chart", "charts", "plot", "plots", "figure", "figures", "image", "images", "screenshot",
+    "report", "json", "csv", "pdf", "docx", "xlsx", "pptx", "heading", "headings", "title",
+    "titles", "section", "sections", "paragraph", "paragraphs", "bibliography", "citation",
+    "citations", "reference", "references", "entry", "entries", "record", "records",
+    "field", "fields", "key", "keys", "line", "lines", "text", "string", "strings", "number",
+    "numbers", "count", "counts", "total", "totals", "sum", "score", "scores", "result",
+    "results", "response", "answer", "listing", "directory", "folder", "path", "status",
+    "code", "diff", "commit", "database", "query", "schema", "dataframe", "array", "matrix",
+    "graph", "axis", "axes", "legend", "label", "labels", "caption", "font", "style",
+    "format", "header", "headers", "footer", "comment", "comments", "annotation", "list",
+    "item", "items", "summary", "email", "url", "link", "links", "timestamp", "date",
+    "dates", "observation", "observations", "test", "tests", "check", "checks", "formula",
+    "formulas", "plan", "plans", "solution", "transcript", "dialogue", "node", "nodes",
+    "edge", "edges", "tree", "audio", "video", "frame", "frames", "pixel", "pixels",
+    "coordinates", "attribute", "attributes", "element", "elements", "tag", "tags",
+    "markup", "xml", "html", "yaml", "markdown", "command", "exit", "terminal", "console",
+    "stdout", "stderr", "content", "contents", "name", "names", "id", "ids", "version",
+    "size", "length", "width", "height", "order", "sequence", "unit", "units", "amount",
+    "price", "metric", "metrics", "statistic", "statistics", "estimate", "estimates",
+    "prediction", "predictions", "accuracy", "residual", "residuals", "rank",
+    "ranking", "mean", "median", "coefficient", "coefficients", "correlation", "model",
+    "parameters", "sample", "samples", "dataset", "data", "input", "inputs",
+    "track", "tracks", "note", "notes", "author", "authors", "year", "doi", "isbn",
+    "cluster", "clusters", "group", "groups", "category", "categories", "layout", "color",
+    "colours", "colors", "border", "borders", "margin", "margins", "range", "ranges",
+    "pivot", "macro", "cache", "request", "requests", "endpoint",
+    "certificate", "signature", "hash", "checksum", "archive", "package", "build",
+    "binary", "function", "class", "method", "variable", "config", "configuration",
+    "setting", "settings", "step", "steps", "action", "actions", "goal", "state", "states",
 })
+MENTAL = re.compile(
+    r"\b(?:understand\w*|understood|know|knows|knew|knowledge|realiz\w*|realis\w*|"
+    r"believ\w*|think\w*|thought\w*|intend\w*|intent\w*|consider\w*|aware\w*|"
+    r"remember\w*|feel\w*|felt|wants?|wanted|confiden\w*|appreciat\w*|careful\w*|"
+    r"mindful\w*|attentive\w*|diligen\w*|wonder\w*|reasoning|judge?ment|intuiti\w*|"
+    r"insight\w*|grasp\w*|familiar\w*|comfortable|motivat\w*|strives?|mental\w*)\b",
+    re.IGNORECASE)
 
 
 def _fail(code: str, item_id: str | None, message: str) -> GateFailure:
@@ -78,166 +105,10 @@ def _fail(code: str, item_id: str | None, message: str) -> GateFailure:
 class GateContext:
     """What the gates check a skill against (empty sets = nothing to check)."""
 
-    leaks: frozenset[str] = frozenset()
-    tools: frozenset[str] = frozenset()
+    leaks: Mapping[str, str] = field(default_factory=dict)
+    tools: ToolSet = field(default_factory=dict)
     trial_ids: frozenset[str] | None = None
     require_trials: bool = True
-
-
-@dataclass
-class LeakSet:
-    """Leak literals by task, with where each came from (for a readable failure)."""
-
-    by_task: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def for_tasks(self, task_ids: Iterable[str]) -> frozenset[str]:
-        return frozenset(lit for t in task_ids for lit in self.by_task.get(t, {}))
-
-
-def literals(text: str) -> set[str]:
-    """Value-like literals of source code: quoted strings and numbers.
-
-    Plain lower-case identifiers (dict keys, field names), short plain words ("Name"),
-    prose (docstrings, assertion messages: three words or more) and short or digit-poor
-    numbers are not answers and are left out.
-
-    >>> sorted(literals('x = "Ranatunga"; y = 67.86; k = row["region"]; n = 2; z = 0.0'))
-    ['67.86', 'Ranatunga']
-    >>> sorted(literals("'Checks the output file.'  assert a == 'gpt-4o mini'"))
-    ['gpt-4o mini']
-    """
-    found: set[str] = set()
-    for match in _STRING.finditer(text):
-        value = match.group("s").strip()
-        if len(value) >= 4 and re.search(r"[A-Za-z0-9]", value) and len(value.split()) < 3 \
-                and not re.fullmatch(r"[a-z_][a-z0-9_]*", value) \
-                and not re.fullmatch(r"[A-Za-z]{1,5}", value) \
-                and not _NUMBER.fullmatch(value):
-            found.add(value)
-        elif _NUMBER.fullmatch(value):
-            found |= _numbers(value)
-    found |= _numbers(_STRING.sub(" ", text))
-    return found
-
-
-def _numbers(text: str) -> set[str]:
-    return {n for n in _NUMBER.findall(text) if _significant(n)}
-
-
-def _significant(number: str) -> bool:
-    """Three significant digits, or a non-zero fraction with two."""
-    whole, _, fraction = number.lstrip("-").partition(".")
-    digits = (whole + fraction.rstrip("0")).lstrip("0")
-    return len(digits) >= 3 or (bool(fraction.strip("0")) and len(digits) >= 2)
-
-
-def leak_literals(task: Task, oracle: Oracle | None) -> dict[str, str]:
-    """Literals of the oracle and the verifier that the instruction does not state."""
-    instruction = normalize_text(task.instruction)
-    out: dict[str, str] = {}
-    sources = [*(("oracle " + k, v) for k, v in (oracle.files.items() if oracle else ())),
-               *(("verifier " + k, v) for k, v in task.verifier_files.items())]
-    for where, text in sources:
-        for value in literals(text):
-            if normalize_text(value) not in instruction and value not in out:
-                out[value] = where
-    return out
-
-
-def _contains_literal(text: str, literal: str) -> bool:
-    pattern = r"(?<![\w.])" + re.escape(literal) + r"(?!\w|\.\d)"
-    return re.search(pattern, text) is not None
-
-
-def seen_tools(trials: Iterable[Trial]) -> frozenset[str]:
-    """Tool names and the commands run through them in the trials (lower-case)."""
-    names: set[str] = set()
-    for trial in trials:
-        for step in trial.steps:
-            for call in step.tool_calls:
-                names.add(call.name.lower())
-                for key in _ARG_KEYS:
-                    value = call.arguments.get(key)
-                    if isinstance(value, str):
-                        names |= commands_in(value)
-    return frozenset(n for n in names if n not in ENGLISH_COMMANDS)
-
-
-def commands_in(shell: str) -> set[str]:
-    """First words of the commands of a shell text (quoted text and here-documents skipped).
-
-    >>> sorted(commands_in("cd /app && grep -c ERROR log | wc -l; sudo python3 x.py"))
-    ['cd', 'grep', 'python3', 'wc']
-    >>> sorted(commands_in("cat > a.py <<'EOF'\\nwith open(f) as g:\\n    pass\\nEOF\\nls"))
-    ['cat', 'ls']
-    >>> sorted(commands_in('python3 -c "\\nimport json\\nrows = 1\\n" && jq . f'))
-    ['jq', 'python3']
-    """
-    out: set[str] = set()
-    for segment in _segments(shell):
-        words = segment.split()
-        while words and ("=" in words[0] or words[0] in _PREFIXES):
-            words = words[1:]  # VAR=value, sudo, then, ...
-        if words and words[0] == words[0].lower():  # commands are lower case
-            name = words[0].rsplit("/", 1)[-1]
-            if _COMMAND.match(name) and name not in STOP:
-                out.add(name)
-    return out
-
-
-_PREFIXES = frozenset({"sudo", "then", "do", "else", "exec", "nohup", "time", "!", "{"})
-
-
-def _segments(shell: str) -> list[str]:
-    """Command segments with quoted text blanked and here-document bodies dropped."""
-    segments: list[str] = []
-    buffer: list[str] = []
-    quote: str | None = None
-    terminators: list[str] = []
-    lines = shell.split("\n")
-    for number, line in enumerate(lines):
-        if terminators and quote is None:
-            if line.strip() == terminators[0]:
-                terminators.pop(0)
-            continue
-        if quote is None:
-            terminators += _HEREDOC.findall(line)
-        i = 0
-        while i < len(line):
-            char = line[i]
-            if quote is not None:
-                if char == "\\" and quote == '"':
-                    i += 1
-                elif char == quote:
-                    quote = None
-                    buffer.append("Q")
-            elif char in "'\"":
-                quote = char
-            elif char in ";|&(`":
-                segments.append("".join(buffer))
-                buffer = []
-            else:
-                buffer.append(char)
-            i += 1
-        if quote is None and number < len(lines) - 1:
-            segments.append("".join(buffer))
-            buffer = []
-    segments.append("".join(buffer))
-    return [s for s in segments if s.strip()]
-
-
-def code_tools(text: str) -> frozenset[str]:
-    """Commands written as code in a guidance text: fenced blocks, and inline spans of a
-    command with arguments.
-
-    >>> sorted(code_tools("Match `ERROR` with `grep -n ERROR log`; see `/app/x.sh`."))
-    ['grep']
-    """
-    names: set[str] = set()
-    for inline, block in _CODE.findall(text):
-        if block or len(inline.split()) > 1:  # `ERROR` or `/app/x.sh` alone is not a command
-            names |= commands_in(inline or block)
-    return frozenset(n for n in names if n not in ENGLISH_COMMANDS)
 
 
 def gate_shape(skill: Skill) -> list[GateFailure]:
@@ -281,37 +152,62 @@ def _texts(skill: Skill) -> list[tuple[str, str]]:
     return parts
 
 
-def gate_leak(skill: Skill, leaks: frozenset[str]) -> list[GateFailure]:
+def gate_leak(skill: Skill, leaks: Mapping[str, str]) -> list[GateFailure]:
     out: list[GateFailure] = []
     for where, text in _texts(skill):
-        for literal in sorted(leaks):
-            if _contains_literal(text, literal):
-                out.append(_fail(LEAK, None, f"{where} contains {literal!r}, a literal "
-                                       "of the task's oracle or verifier"))
+        for leak in find_leaks(text, dict(leaks)):
+            out.append(_fail(LEAK, None, f"{where} contains {leak.literal!r} ({leak.rule}), a "
+                                   f"literal of {leak.source} that the instruction does not "
+                                   "state"))
     return out
 
 
-def gate_tool(skill: Skill, tools: frozenset[str]) -> list[GateFailure]:
+def gate_tool(skill: Skill, tools: ToolSet) -> list[GateFailure]:
     out: list[GateFailure] = []
     for criterion in skill.rubric or ():
         text = f"{criterion.statement} {criterion.evidence} {criterion.failure}"
-        named = sorted({t.lower() for t in _TOKEN.findall(text)} & tools)
+        named = named_tools(text, tools)
         if named:
-            out.append(_fail(TOOL, criterion.id, f"names {', '.join(named)}: criteria "
-                                   "must not depend on a specific tool or command"))
+            out.append(_fail(TOOL, criterion.id, f"names {'; '.join(n.describe() for n in named)}"
+                                   ": criteria must not depend on a specific tool or command"))
     return out
+
+
+def observable(text: str) -> str | None:
+    """Why a criterion's evidence or failure text names nothing one could observe in a
+    log, or None when it does.
+
+    A text names something observable when it names an artifact (a file, table, message,
+    value, page, ...), an act of showing (shows, prints, lists, contains, ...) or a concrete
+    token (a path, a file name, a number, a quoted string, an ALL-CAPS word). A text about the
+    agent's state of mind (understands, is confident, considered) is not observable unless it
+    also says what shows it.
+
+    >>> observable("The bibliography lists every DOI once.") is None
+    True
+    >>> observable("The agent understands the PDF layout.")
+    'describes a state of mind or intent, not an output'
+    >>> observable("The approach is sound and thorough.")
+    'names nothing observable (an output, file, value, message, ...)'
+    """
+    words = _WORDS.findall(text.lower())
+    if len(words) < 3:
+        return "is missing or too short"
+    vocabulary = set(words)
+    if MENTAL.search(text) and not DISPLAY & vocabulary:
+        return "describes a state of mind or intent, not an output"
+    if not (ARTIFACTS | DISPLAY) & vocabulary and not _SHAPE_CUES.search(text):
+        return "names nothing observable (an output, file, value, message, ...)"
+    return None
 
 
 def gate_evidence(skill: Skill) -> list[GateFailure]:
     out: list[GateFailure] = []
     for c in skill.rubric or ():
         for name, text in (("evidence", c.evidence), ("failure", c.failure)):
-            words = _WORDS.findall(text.lower())
-            if len(words) < 3:
-                out.append(_fail(EVIDENCE, c.id, f"{name} is missing or too short"))
-            elif not OBSERVABLE & set(words):
-                out.append(_fail(EVIDENCE, c.id, f"{name} names nothing observable "
-                                       "(an output, file, value, message, ...)"))
+            why = observable(text)
+            if why is not None:
+                out.append(_fail(EVIDENCE, c.id, f"{name} {why}: {text[:80]!r}"))
         if c.evidence.strip() and normalize_text(c.evidence) == normalize_text(c.statement):
             out.append(_fail(EVIDENCE, c.id, "evidence repeats the statement"))
     return out

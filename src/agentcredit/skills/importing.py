@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from agentcredit.errors import ConfigError
 from agentcredit.llm.client import Model
 from agentcredit.schema import Skill
-from agentcredit.skills.gates import GateContext, code_tools
+from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import RubricDraft, import_rubric_messages
 from agentcredit.skills.stages import Failed, Pending, Rejected, ask_gated, criteria
+from agentcredit.skills.tool_names import guidance_tools
 
 
 @dataclass
@@ -35,7 +36,7 @@ def require_rubric(skill: Skill) -> Skill:
 
 async def derive_rubric(skill: Skill, model: Model) -> Skill | Pending | Failed | Rejected:
     """The skill with a gated rubric derived from its guidance (one call, ≤ 2 repairs)."""
-    context = GateContext(tools=code_tools(skill.guidance_text()), require_trials=False)
+    context = GateContext(tools=guidance_tools(skill.guidance_text()), require_trials=False)
 
     def to_skill(draft: RubricDraft) -> Skill:
         lineage = skill.lineage.model_copy(update={"model": model.model_id})

@@ -1,0 +1,389 @@
+"""What a tool is, and when a rubric criterion names one: the two halves of S-TOOL.
+
+A *tool* is something an agent invokes: a harness tool-call function (``bash``,
+``run_shell_command``, Claude Code's ``Skill``), the command word of a shell segment
+(``qpdf``, ``python3``), a package it installs (``pip install pdfplumber``) or a module its
+Python or JavaScript code imports (``openpyxl``, ``openpyxl.load_workbook``). Tools come from
+what the agents of the trials ran (:func:`seen_tools`) or, for an imported skill, from the
+*code* of its guidance only (:func:`guidance_tools`): shell blocks, imports, install lines.
+Prose, assignment targets, dictionary keys and comments never make a tool.
+
+A criterion *names* a tool (:func:`named_tools`) when the tool's name appears as a token,
+and, for a name that is also an everyday word ("read", "sort", "skill", "find"), only in a
+tool-reference position: in backticks, right after an invocation verb ("ran sort"), right
+before a tool noun ("the Skill tool", "the find command") or before an option ("sort -n").
+Whether a word is an everyday one is decided by an English frequency lexicon (the
+``pyspellchecker`` word list: 160k words with their counts in subtitles) plus file-format
+names, which describe outputs, not tools.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from agentcredit.checklists.text import STOP
+from agentcredit.schema import Trial
+
+ToolKind = Literal["call", "command", "package", "module"]
+
+COMMON_WORD_COUNT = 1000
+"""A word seen at least this often in the lexicon is an everyday word (``grep`` 0,
+``pandas`` 706, ``export`` 2,664, ``sort`` 339,579)."""
+FORMATS = frozenset({
+    "csv", "tsv", "json", "jsonl", "ndjson", "xml", "html", "htm", "yaml", "yml", "toml", "ini",
+    "pdf", "doc", "docx", "xls", "xlsx", "xlsm", "ppt", "pptx", "odt", "ods", "md", "markdown",
+    "txt", "rtf", "png", "jpg", "jpeg", "gif", "svg", "bmp", "tif", "tiff", "webp", "mp3",
+    "mp4", "wav", "sql", "parquet", "bib", "tex", "epub", "log", "zip", "tar", "gz", "utf-8",
+    "ascii", "http", "https", "url", "api", "regex", "eof",
+})
+# Command names that are also ordinary English words (kept beside the lexicon: shell words
+# a subtitle corpus rarely has).
+ENGLISH_COMMANDS = frozenset({
+    "a", "an", "as", "at", "be", "by", "cat", "cut", "date", "diff", "do", "echo", "env",
+    "exit", "expand", "false", "file", "find", "fold", "for", "head", "help", "if", "in",
+    "join", "kill", "less", "let", "list", "make", "man", "more", "move", "open", "paste",
+    "print", "printf", "read", "rename", "reset", "return", "run", "set", "shift", "sort",
+    "source", "split", "start", "stat", "sum", "tail", "tee", "test", "time", "top",
+    "touch", "tr", "true", "type", "unique", "update", "wait", "watch", "which", "while",
+    "yes", "done", "fi", "esac", "then", "else", "elif", "case", "local", "export", "eval",
+    "exec", "trap", "wc", "od", "ls",
+})
+_INVOKE = frozenset({
+    "run", "runs", "ran", "running", "rerun", "reruns", "call", "calls", "called", "calling",
+    "invoke", "invokes", "invoked", "invoking", "execute", "executes", "executed",
+    "executing", "use", "uses", "used", "using", "via", "through",
+})
+_TOOL_NOUNS = frozenset({
+    "tool", "tools", "command", "commands", "cli", "utility", "utilities", "library",
+    "libraries", "module", "modules", "package", "packages", "binary", "binaries", "program",
+    "function", "functions", "call", "calls", "invocation", "invocations", "subcommand",
+    "method", "methods", "api", "executable",
+})
+_SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-session",
+                          "terminal", "shellsession", "sh-session"})
+_PY_LANGS = frozenset({"python", "py", "python3", "ipython", "pycon"})
+_JS_LANGS = frozenset({"javascript", "js", "typescript", "ts", "node", "jsx", "tsx", "mjs"})
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$",
+                    re.DOTALL | re.MULTILINE)
+_INLINE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
+_TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z`\n]{0,2}$")
+_WORD_AFTER = re.compile(r"^[\s`'\"]{0,2}(-{1,2}[A-Za-z]|[A-Za-z]+)")
+_COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
+_PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,60}")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+_ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
+_ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", ":=", "==", "|=", "<-"})
+_PREFIXES = frozenset({"sudo", "then", "do", "else", "exec", "nohup", "time", "!", "{",
+                       "env", "xargs", "timeout", "command"})
+_INSTALLERS = {"pip": "install", "pip3": "install", "uv": "add", "apt": "install",
+               "apt-get": "install", "npm": "install", "yarn": "add", "brew": "install",
+               "conda": "install", "pipx": "install", "cargo": "install"}
+_PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
+_PY_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)",
+                      re.MULTILINE)
+_JS_MODULE = re.compile(r"""require\(\s*['"]([^'"./][^'"]*)['"]\s*\)|"""
+                        r"""\bfrom\s+['"]([^'"./][^'"]*)['"]""")
+_SUBPROCESS = re.compile(r"""subprocess\.\w+\(\s*\[\s*['"]([\w.+-]+)['"]""")
+
+
+@dataclass(frozen=True)
+class ToolOrigin:
+    """Where a tool name came from: its kind and a short, readable place."""
+
+    kind: ToolKind
+    where: str
+
+    def __str__(self) -> str:
+        return f"{_KIND_WORDS[self.kind]} {self.where}"
+
+
+_KIND_WORDS = {"call": "a tool call", "command": "a command", "package": "a package installed",
+               "module": "a module imported"}
+ToolSet = Mapping[str, ToolOrigin]
+
+
+@functools.lru_cache(maxsize=1)
+def _lexicon() -> Mapping[str, int]:
+    from spellchecker import SpellChecker  # 0.3 s to load: only when a gate needs it
+
+    counts: Mapping[str, int] = SpellChecker(language="en", distance=1).word_frequency.dictionary
+    return counts
+
+
+def common_word(word: str) -> bool:
+    """Whether ``word`` is an everyday English word (or a file format's name).
+
+    >>> [common_word(w) for w in ("sort", "Skill", "csv", "grep", "pdfplumber")]
+    [True, True, True, False, False]
+    """
+    lower = word.lower()
+    return lower in FORMATS or lower in ENGLISH_COMMANDS or \
+        _lexicon().get(lower, 0) >= COMMON_WORD_COUNT
+
+
+def tool_shaped(name: str) -> bool:
+    """Names no prose word has: digits, dots, underscores, hyphens or inner capitals.
+
+    >>> [tool_shaped(n) for n in ("python3", "openpyxl.load_workbook", "TodoWrite", "grep")]
+    [True, True, True, False]
+    """
+    return bool(re.search(r"[0-9._-]|[a-z][A-Z]", name))
+
+
+def _add(out: dict[str, ToolOrigin], name: str, kind: ToolKind, where: str) -> None:
+    lower = name.lower().strip(".-")
+    if len(lower) >= 2 and lower not in STOP and lower not in out:
+        out[lower] = ToolOrigin(kind, where)
+
+
+def seen_tools(trials: Iterable[Trial]) -> dict[str, ToolOrigin]:
+    """Tool-call names, and the commands and packages run through them, in the trials.
+
+    Each name is kept with the first trial (and step) it was seen in.
+    """
+    out: dict[str, ToolOrigin] = {}
+    for trial in trials:
+        for number, step in enumerate(trial.steps, 1):
+            where = f"in trial {trial.id} (step {number})"
+            for call in step.tool_calls:
+                _add(out, call.name, "call", where)
+                for key in _ARG_KEYS:
+                    value = call.arguments.get(key)
+                    if isinstance(value, str):
+                        for name, kind in shell_tools(value):
+                            _add(out, name, kind, where)
+    return out
+
+
+def guidance_tools(text: str) -> dict[str, ToolOrigin]:
+    """Tools the *code* of a guidance text invokes, each with where it was written.
+
+    >>> sorted(guidance_tools(
+    ...     "```bash\\npip install pdfplumber\\nqpdf --check in.pdf\\n```\\n"
+    ...     "```python\\nimport openpyxl\\nwb = openpyxl.load_workbook(p)\\n"
+    ...     "title = wb.title  # the page title\\n```\\nRun `pdftotext -layout a.pdf out.txt`."))
+    ['openpyxl', 'openpyxl.load_workbook', 'pdfplumber', 'pdftotext', 'pip', 'qpdf']
+    """
+    out: dict[str, ToolOrigin] = {}
+    for match in _FENCE.finditer(text):
+        lang, body = match.group(2).lower(), match.group(3)
+        where = f"in the guidance's {lang or 'unlabelled'} code block"
+        if lang in _SHELL_LANGS or (not lang and "$ " in body):
+            for name, kind in shell_tools(_prompted(body)):
+                _add(out, name, kind, where)
+        elif lang in _PY_LANGS:
+            for name in python_tools(body):
+                _add(out, name, "module", where)
+        elif lang in _JS_LANGS:
+            for found in _JS_MODULE.finditer(body):
+                _add(out, found.group(1) or found.group(2), "module", where)
+    for span in _INLINE.findall(_FENCE.sub(" ", text)):
+        words = span.split()
+        if len(words) > 1 and any(w.startswith("-") or "/" in w or re.search(r"\.\w+$", w)
+                                  for w in words[1:]):
+            for name, kind in shell_tools(span):
+                _add(out, name, kind, "in the guidance's inline code")
+    return out
+
+
+def _prompted(body: str) -> str:
+    """The command lines of a console transcript (``$ cmd``), or the body when it has none."""
+    lines = [line.split("$ ", 1)[1] for line in body.splitlines()
+             if line.lstrip().startswith("$ ")]
+    return "\n".join(lines) if lines else body
+
+
+def python_tools(code: str) -> set[str]:
+    """Modules a Python text imports, and the functions it calls or imports from them.
+
+    >>> sorted(python_tools("import pandas as pd\\nfrom docx import Document\\n"
+    ...                     "df = pd.read_excel(p)\\nsubprocess.run(['qpdf', x])"))
+    ['docx', 'docx.Document', 'pandas', 'pandas.read_excel', 'pd.read_excel', 'qpdf']
+    """
+    names: set[str] = set()
+    aliases: dict[str, str] = {}
+    for match in _PY_IMPORT.finditer(code):
+        for part in match.group(1).split(","):
+            pieces = part.split()
+            if not pieces:
+                continue
+            module = pieces[0]
+            names |= _module_names(module)
+            aliases[pieces[2] if len(pieces) == 3 and pieces[1] == "as" else module] = module
+    for match in _PY_FROM.finditer(code):
+        module = match.group(1)
+        if module.startswith("."):
+            continue
+        names |= _module_names(module)
+        for imported in match.group(2).split(","):
+            pieces = imported.split()
+            if pieces:
+                names.add(f"{module}.{pieces[0]}")
+                if tool_shaped(pieces[0]):
+                    names.add(pieces[0])
+    for alias, module in aliases.items():
+        for call in re.finditer(rf"(?<![\w.]){re.escape(alias)}\.([A-Za-z_]\w*)\s*\(", code):
+            names |= {f"{module}.{call.group(1)}", f"{alias}.{call.group(1)}"}
+    names |= set(_SUBPROCESS.findall(code))
+    return names
+
+
+def _module_names(module: str) -> set[str]:
+    parts = module.split(".")
+    return {".".join(parts[:n]) for n in range(1, len(parts) + 1)}
+
+
+def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
+    """Command words of a shell text, and the packages its install commands name.
+
+    >>> shell_tools("pip install -q pdfplumber==0.11 && rows = 3; qpdf --check x")
+    [('pip', 'command'), ('pdfplumber', 'package'), ('qpdf', 'command')]
+    """
+    out: list[tuple[str, ToolKind]] = []
+    for segment in segments(shell):
+        words = segment.split()
+        while words and ("=" in words[0] or words[0] in _PREFIXES):
+            words = words[1:]  # VAR=value, sudo, then, ...
+        if not words or words[0] != words[0].lower() or \
+                (len(words) > 1 and words[1] in _ASSIGN):
+            continue  # commands are lower case; `rows = 3` is code typed into a REPL
+        name = words[0].rsplit("/", 1)[-1]
+        if not _COMMAND.match(name) or name in STOP:
+            continue
+        out.append((name, "command"))
+        verb = _INSTALLERS.get(name)
+        rest = words[1:]
+        if name == "uv" and rest[:1] == ["pip"]:
+            verb, rest = "install", rest[1:]
+        if verb is not None and rest[:1] == [verb]:
+            for word in rest[1:]:
+                package = _PACKAGE.match(word)
+                if package and not word.startswith("-"):
+                    out.append((re.split(r"[=<>!~\[]", package.group())[0], "package"))
+    return out
+
+
+def commands_in(shell: str) -> set[str]:
+    """First words of the commands of a shell text (quoted text and here-documents skipped).
+
+    >>> sorted(commands_in("cd /app && grep -c ERROR log | wc -l; sudo python3 x.py"))
+    ['cd', 'grep', 'python3', 'wc']
+    >>> sorted(commands_in("cat > a.py <<'EOF'\\nwith open(f) as g:\\n    pass\\nEOF\\nls"))
+    ['cat', 'ls']
+    >>> sorted(commands_in('python3 -c "\\nimport json\\nrows = 1\\n" && jq . f'))
+    ['jq', 'python3']
+    """
+    return {name for name, kind in shell_tools(shell) if kind == "command"}
+
+
+def segments(shell: str) -> list[str]:
+    """Command segments with quoted text blanked and here-document bodies dropped."""
+    out: list[str] = []
+    buffer: list[str] = []
+    quote: str | None = None
+    terminators: list[str] = []
+    lines = shell.split("\n")
+    for number, line in enumerate(lines):
+        if terminators and quote is None:
+            if line.strip() == terminators[0]:
+                terminators.pop(0)
+            continue
+        if quote is None:
+            terminators += _HEREDOC.findall(line)
+        stripped = line.lstrip()
+        if quote is None and stripped.startswith("#"):
+            line = ""  # a comment line
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if quote is not None:
+                if char == "\\" and quote == '"':
+                    i += 1
+                elif char == quote:
+                    quote = None
+                    buffer.append("Q")
+            elif char in "'\"":
+                quote = char
+            elif char in ";|&(`":
+                out.append("".join(buffer))
+                buffer = []
+            else:
+                buffer.append(char)
+            i += 1
+        if quote is None and number < len(lines) - 1:
+            out.append("".join(buffer))
+            buffer = []
+    out.append("".join(buffer))
+    return [s for s in out if s.strip()]
+
+
+@dataclass(frozen=True)
+class NamedTool:
+    """A tool a text names: the token as written, the tool, where the tool came from."""
+
+    token: str
+    name: str
+    origin: ToolOrigin
+    position: str
+
+    def describe(self) -> str:
+        return f"{self.token!r} ({self.position}; {self.origin})"
+
+
+def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
+    """The tools of ``tools`` that ``text`` names (see the module docstring for the rule).
+
+    >>> tools = {"skill": ToolOrigin("call", "in trial t1"), "grep": ToolOrigin("command", "")}
+    >>> [n.name for n in named_tools("The skill was applied to every page.", tools)]
+    []
+    >>> [n.position for n in named_tools("Uses the Skill tool, then grep.", tools)]
+    ['before a tool noun', 'as a word']
+    """
+    found: list[NamedTool] = []
+    seen: set[str] = set()
+    if not tools:
+        return found
+    for match in _TOKEN.finditer(text):
+        token = match.group().rstrip(".-+")
+        lower = token.lower()
+        for name in dict.fromkeys((lower, lower.split(".", 1)[0])):
+            origin = tools.get(name)
+            if origin is None or name in seen:
+                continue
+            position = _position(text, match.start(), match.start() + len(token))
+            if position is None and not _everyday(name, origin):
+                position = "as a word"
+            if position is not None:
+                seen.add(name)
+                found.append(NamedTool(token, name, origin, position))
+            break
+    return found
+
+
+def _everyday(name: str, origin: ToolOrigin) -> bool:
+    """Names that count only in a tool-reference position."""
+    if tool_shaped(name):
+        return False
+    return (origin.kind == "call" and name.isalpha()) or len(name) <= 2 or common_word(name)
+
+
+def _position(text: str, start: int, end: int) -> str | None:
+    """The tool-reference position a token at ``start:end`` is in, if any."""
+    if text.count("`", 0, start) % 2 == 1 and "`" in text[end:]:
+        return "in backticks"
+    before = _WORD_BEFORE.search(text[max(0, start - 40):start])
+    if before and before.group(1).lower() in _INVOKE:
+        return f"after {before.group(1)!r}"
+    after = _WORD_AFTER.match(text[end:end + 40])
+    if after:
+        word = after.group(1)
+        if word.startswith("-"):
+            return "before an option"
+        if word.lower() in _TOOL_NOUNS:
+            return "before a tool noun"
+    return None
