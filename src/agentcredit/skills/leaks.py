@@ -58,26 +58,88 @@ def literals(text: str) -> set[str]:
     """Value-like literals of source code: quoted strings and numbers.
 
     Plain lower-case identifiers (dict keys, field names), short plain words ("Name"),
-    prose (docstrings, assertion messages: three words or more) and short or digit-poor
-    numbers are not answers and are left out.
+    prose (docstrings, comments, messages: an assertion's message, what is printed or
+    raised, sentences, templates with ``{...}``) and short or digit-poor numbers are not
+    answers and are left out. An expected value of several words (a title the verifier
+    looks for) is kept.
 
     >>> sorted(literals('x = "Ranatunga"; y = 67.86; k = row["region"]; n = 2; z = 0.0'))
     ['67.86', 'Ranatunga']
-    >>> sorted(literals("'Checks the output file.'  assert a == 'gpt-4o mini'"))
+    >>> sorted(literals("'''Checks the output file.'''\\nassert a == 'gpt-4o mini', 'a is bad'"))
     ['gpt-4o mini']
+    >>> sorted(literals('want = norm("Blockchain Applications in Supply Chain Management")\\n'
+    ...                 'assert want in got, "Failed to detect the fake citation"'))
+    ['Blockchain Applications in Supply Chain Management']
     """
     found: set[str] = set()
-    for match in _STRING.finditer(text):
+    code = _DOCSTRING.sub(" ", text)
+    code = _COMMENT_LINE.sub("", code)
+    for match in _STRING.finditer(code):
         value = match.group("s").strip()
-        if len(value) >= 4 and re.search(r"[A-Za-z0-9]", value) and len(value.split()) < 3 \
+        words = len(value.split())
+        if words >= 3:
+            if _expected_phrase(value, code, match.start()):
+                found.add(value)
+        elif len(value) >= 4 and re.search(r"[A-Za-z0-9]", value) \
                 and not re.fullmatch(r"[a-z_][a-z0-9_]*", value) \
                 and not re.fullmatch(r"[A-Za-z]{1,5}", value) \
                 and not _NUMBER.fullmatch(value):
             found.add(value)
         elif _NUMBER.fullmatch(value):
             found |= _numbers(value)
-    found |= _numbers(_STRING.sub(" ", text))
+    found |= _numbers(_STRING.sub(" ", code))
     return found
+
+
+_DOCSTRING = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'')
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+_MESSAGE_BEFORE = re.compile(
+    r"(?:^\s*assert\b.*,\s*|\b(?:print|echo|fail|skip|xfail|warn\w*|log\w*|info|debug|error|"
+    r"exception|raise|\w*Error|\w*Exception|msg\s*=|message\s*=|reason\s*=)\s*\(?\s*)f?$",
+    re.IGNORECASE)
+
+
+def _expected_phrase(value: str, code: str, start: int) -> bool:
+    """Whether a string of three words or more reads as an expected value (a title, a
+    name) rather than prose: at most 16 words, no template, not a sentence, not a message."""
+    if len(value.split()) > 16 or "{" in value or "$" in value or "\\" in value or \
+            value.rstrip().endswith((".", "!", "?", ":", ",", "...")) or \
+            not re.search(r"[A-Za-z]{2}", value):
+        return False
+    line = code[code.rfind("\n", 0, start) + 1:start]
+    return _MESSAGE_BEFORE.search(line) is None and not _assert_message(code, start) and \
+        not _unittest_message(line)
+
+
+_ONE_VALUE_ASSERTS = re.compile(r"assert(?:True|False|IsNone|IsNotNone)\(|skipTest\(")
+
+
+def _unittest_message(line: str) -> bool:
+    """A unittest assertion's ``msg`` argument (after its value arguments)."""
+    call = list(re.finditer(r"\bassert[A-Z]\w*\(|\bskipTest\(", line))
+    if not call:
+        return False
+    args = line[call[-1].end():]
+    depth, commas = 0, 0
+    for char in args:
+        depth += char in "([{"
+        depth -= char in ")]}"
+        commas += char == "," and depth == 0
+    needed = 0 if call[-1].group().startswith("skipTest") else \
+        1 if _ONE_VALUE_ASSERTS.match(call[-1].group()) else 2
+    return commas >= needed and bool(re.search(r"(?:,|\()\s*f?$", args) or not args.strip())
+
+
+def _assert_message(code: str, start: int) -> bool:
+    """Whether the string at ``start`` is the message of an ``assert`` spanning lines: it
+    follows the assertion's top-level comma."""
+    head = code[max(0, start - 600):start]
+    statement = list(re.finditer(r"(?m)^[ \t]*assert\b", head))
+    if not statement or not re.search(r",\s*\\?\s*f?$", head):
+        return False
+    body = head[statement[-1].end():]
+    depth = sum(body.count(c) for c in "([{") - sum(body.count(c) for c in ")]}")
+    return depth == 0
 
 
 def _numbers(text: str) -> set[str]:
@@ -200,6 +262,12 @@ def find_leaks(text: str, leaks: dict[str, str]) -> list[Leak]:
 def _rule(literal: str, text: str, start: int, end: int) -> str | None:
     if not everyday_words(literal):
         return "a number, anywhere" if _NUMBER.fullmatch(literal) else "a value, anywhere"
+    words = literal.split()
+    if len(words) >= 5:
+        return "a phrase of five words or more, anywhere"
+    if len(words) >= 3 and text[start:end] == literal and \
+            all(w[0].isupper() for w in words if len(w) > 3):
+        return "a title-case phrase, anywhere"
     before, after = text[max(0, start - 1):start], text[end:end + 1]
     if before and before in "\"'`“‘" and after and after in "\"'`”’":
         return "everyday words stated as an expected value (quoted)"

@@ -79,10 +79,17 @@ _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", ":=", "==", "|=", "<-"})
 _PREFIXES = frozenset({"sudo", "then", "do", "else", "exec", "nohup", "time", "!", "{",
-                       "env", "xargs", "timeout", "command"})
+                       "env", "xargs", "timeout", "command", "export", "local", "readonly",
+                       "declare"})
 _INSTALLERS = {"pip": "install", "pip3": "install", "uv": "add", "apt": "install",
                "apt-get": "install", "npm": "install", "yarn": "add", "brew": "install",
                "conda": "install", "pipx": "install", "cargo": "install"}
+_VALUE_OPTIONS = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+    "--extra-index-url", "-f", "--find-links", "-t", "--target", "--optional", "--group",
+    "--extra", "--git", "--branch", "--tag", "--rev", "--path", "--python", "-p", "--prefix",
+    "--root", "--platform", "--python-version", "--only-binary", "--no-binary", "--version",
+})
 _PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([\w., \t]+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 _PY_FROM = re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import[ \t]+\(?([\w, \t]+)",
                       re.MULTILINE)
@@ -184,8 +191,10 @@ def guidance_tools(text: str) -> dict[str, ToolOrigin]:
                 _add(out, found.group(1) or found.group(2), "module", where)
     for span in _INLINE.findall(_FENCE.sub(" ", text)):
         words = span.split()
-        if len(words) > 1 and any(w.startswith("-") or "/" in w or re.search(r"\.\w+$", w)
-                                  for w in words[1:]):
+        if re.search(r"\s=|=\s|\(", span):
+            continue  # an expression of code (`diff = abs(a - b)`), not a command line
+        if len(words) > 1 and any(re.match(r"-{1,2}[A-Za-z]", w) or "/" in w or
+                                  re.search(r"\.\w+$", w) for w in words[1:]):
             for name, kind in shell_tools(span):
                 _add(out, name, kind, "in the guidance's inline code")
     return out
@@ -252,6 +261,8 @@ def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
         if not words or words[0] != words[0].lower() or \
                 (len(words) > 1 and words[1] in _ASSIGN):
             continue  # commands are lower case; `rows = 3` is code typed into a REPL
+        if "/" in words[0] and len(words) == 1 and not words[0].startswith("./"):
+            continue  # a path on a line of its own: a location, not a command
         name = words[0].rsplit("/", 1)[-1]
         if not _COMMAND.match(name) or name in STOP:
             continue
@@ -261,10 +272,26 @@ def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
         if name == "uv" and rest[:1] == ["pip"]:
             verb, rest = "install", rest[1:]
         if verb is not None and rest[:1] == [verb]:
-            for word in rest[1:]:
-                package = _PACKAGE.match(word)
-                if package and not word.startswith("-"):
-                    out.append((re.split(r"[=<>!~\[]", package.group())[0], "package"))
+            out += [(package, "package") for package in _packages(rest[1:])]
+    return out
+
+
+def _packages(words: list[str]) -> list[str]:
+    """Package names among an install command's arguments (option values, URLs, paths and
+    PLACEHOLDERS are not packages)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in _VALUE_OPTIONS
+            continue
+        package = _PACKAGE.match(word)
+        if package is None or "://" in word or "/" in word or word.isupper():
+            continue
+        out.append(re.split(r"[=<>!~\[]", package.group())[0])
     return out
 
 
@@ -287,7 +314,7 @@ def segments(shell: str) -> list[str]:
     buffer: list[str] = []
     quote: str | None = None
     terminators: list[str] = []
-    lines = shell.split("\n")
+    lines = re.sub(r"\\\n", " ", shell).split("\n")  # continued lines are one line
     for number, line in enumerate(lines):
         if terminators and quote is None:
             if line.strip() == terminators[0]:
@@ -298,6 +325,8 @@ def segments(shell: str) -> list[str]:
         stripped = line.lstrip()
         if quote is None and stripped.startswith("#"):
             line = ""  # a comment line
+        elif quote is None and "#" in line:
+            line = _uncomment(line)
         i = 0
         while i < len(line):
             char = line[i]
@@ -320,6 +349,23 @@ def segments(shell: str) -> list[str]:
             buffer = []
     out.append("".join(buffer))
     return [s for s in out if s.strip()]
+
+
+def _uncomment(line: str) -> str:
+    """A shell line without its trailing comment (a ``#`` after blank space, outside quotes).
+
+    >>> _uncomment("uv add x  # Add 'dependency'"), _uncomment("echo 'a # b' # c")
+    ('uv add x  ', "echo 'a # b' ")
+    """
+    quote: str | None = None
+    for i, char in enumerate(line):
+        if quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i]
+    return line
 
 
 @dataclass(frozen=True)
@@ -356,7 +402,7 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
             if origin is None or name in seen:
                 continue
             position = _position(text, match.start(), match.start() + len(token))
-            if position is None and not _everyday(name, origin):
+            if position is None and not _everyday(token, name, origin):
                 position = "as a word"
             if position is not None:
                 seen.add(name)
@@ -365,11 +411,20 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
     return found
 
 
-def _everyday(name: str, origin: ToolOrigin) -> bool:
-    """Names that count only in a tool-reference position."""
+def _everyday(token: str, name: str, origin: ToolOrigin) -> bool:
+    """Names that count only in a tool-reference position: everyday words, harness tool
+    calls named like words (``Skill``, ``Read``), and acronyms written in capitals (``SSH``
+    the protocol, not ``ssh`` the command).
+
+    >>> command = ToolOrigin("command", "")
+    >>> [_everyday(t, t.lower(), command) for t in ("jq", "sort", "SSH", "ssh", "python3")]
+    [False, True, True, False, False]
+    """
     if tool_shaped(name):
         return False
-    return (origin.kind == "call" and name.isalpha()) or len(name) <= 2 or common_word(name)
+    if token.isupper() and len(token) > 1 and not name.isupper():
+        return True
+    return (origin.kind == "call" and name.isalpha()) or common_word(name)
 
 
 def _position(text: str, start: int, end: int) -> str | None:
