@@ -37,6 +37,9 @@ def main() -> None:
         tools = gate_corpus.extract_tools(paths)
         gate_corpus.GUIDANCE_TOOLS.write_text(json.dumps(tools, indent=1, sort_keys=True) + "\n")
         print(f"refreshed {gate_corpus.GUIDANCE_TOOLS} ({len(tools)} skills)")
+        context = gate_corpus.extract_build_context()
+        gate_corpus.BUILD_CONTEXT.write_text(json.dumps(context, indent=1) + "\n")
+        print(f"refreshed {gate_corpus.BUILD_CONTEXT} ({len(context['leaks'])} tasks)")
     groups = [("imported rubrics", gate_corpus.score_imported())]
     groups += [("built skills", gate_corpus.score_built())] if gate_corpus.BUILT.exists() else []
     for title, scores in groups:

@@ -113,3 +113,115 @@ def score_imported() -> dict[str, Tally]:
             unobservable.add(any(f.code == "S-EVIDENCE" for f in failures),
                              f"{entry['path']}: {texts}")
     return {"natural": natural, "tool": tool, "unobservable": unobservable}
+
+
+BUILD_CONTEXT = DATA / "build_context.json"
+TRIALS = SKILLS.parent / "trials-more"
+TASKS = SKILLS.parent / "tasks"
+
+
+def built_entries() -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = yaml.safe_load(BUILT.read_text())["tasks"]
+    return entries
+
+
+def extract_build_context(corpus: Path = SKILLS.parent) -> dict[str, Any]:
+    """What ``skills build`` over ``trials-more`` gates against: the tools its trials ran
+    and, per task, the literals of its oracle and verifier that the instruction does not
+    state."""
+    from agentcredit.formats import load
+    from agentcredit.formats.oracle import read_oracle
+    from agentcredit.skills.leaks import leak_literals
+    from agentcredit.skills.tool_names import seen_tools
+
+    loaded = load([corpus / "trials-more", corpus / "tasks"])
+    ids = {trial.task_id for trial in loaded.trials}
+    leaks = {task.id: leak_literals(task, read_oracle(task)[0])
+             for task in loaded.tasks if task.id in ids}
+    return {"tools": {name: origin.kind for name, origin in
+                      sorted(seen_tools(loaded.trials).items())},
+            "leaks": dict(sorted(leaks.items()))}
+
+
+def stored_build_context() -> dict[str, Any]:
+    context: dict[str, Any] = json.loads(BUILD_CONTEXT.read_text())
+    return context
+
+
+def draft(entry: dict[str, Any]) -> dict[str, Any]:
+    """The clean skill of a built-corpus entry as a dual-view answer (the model's JSON)."""
+    clean = entry["clean"]
+    return {"title": clean["title"], "applicability": clean["applicability"],
+            "guidance": [{"name": n, "action": a} for n, a in clean["guidance"]],
+            "rubric": [{"statement": s, "evidence": e, "failure": f, "weight": 1.0}
+                       for s, e, f in clean["rubric"]]}
+
+
+def _built_skill(task_id: str, clean: dict[str, Any]) -> Skill:
+    return Skill(id=task_id, title=clean.get("title", "t"),
+                 applicability=clean.get("applicability", "a"),
+                 guidance=tuple(GuidanceStage(name=n, action=a)
+                                for n, a in clean.get("guidance", [["n", "a"]])),
+                 rubric=tuple(RubricCriterion(id=f"R{i}", statement=s, evidence=e,
+                                              failure=f, weight=1.0)
+                              for i, (s, e, f) in enumerate(clean.get("rubric", []), 1)),
+                 lineage=Lineage(stage="dual-view", source_tasks=(task_id,),
+                                 trial_ids=("corpus-trial",)))
+
+
+def _parts(clean: dict[str, Any]) -> list[str]:
+    """The gate's names for each part of a skill (as S-LEAK messages start)."""
+    return ["title", "applicability",
+            *(f"guidance stage {n}" for n in range(1, len(clean["guidance"]) + 1)),
+            *(f"criterion R{n}" for n in range(1, len(clean["rubric"]) + 1))]
+
+
+def _failed_part(failure: GateFailure) -> str:
+    if failure.item_id is not None:
+        return f"criterion {failure.item_id}"
+    words = failure.message.split()
+    for prefix, length in (("title", 1), ("applicability", 1), ("guidance stage", 3),
+                           ("criterion", 2)):
+        if failure.message.startswith(prefix):
+            return " ".join(words[:length])
+    return "skill"
+
+
+def _planted(task_id: str, part: dict[str, Any]) -> Skill:
+    [(kind, value)] = part.items()
+    if kind == "criterion":
+        return _built_skill(task_id, {"rubric": [value]})
+    if kind == "stage":
+        return _built_skill(task_id, {"guidance": [["stage", value]]})
+    return _built_skill(task_id, {kind: value})
+
+
+def score_built() -> dict[str, Tally]:
+    """Clean parts accepted; planted leaks and tool names caught."""
+    context_data = stored_build_context()
+    tools = _toolset(context_data["tools"])
+    natural = Tally("clean skill parts accepted (all gates)")
+    leak = Tally("planted leaks caught (S-LEAK)")
+    tool = Tally("planted tool names caught (S-TOOL)")
+    for entry in built_entries():
+        task_id = entry["id"]
+        context = GateContext(leaks=context_data["leaks"][task_id], tools=tools,
+                              require_trials=False)
+        failures = [f for f in run_skill_gates(_built_skill(task_id, entry["clean"]), context)
+                    if f.code not in ("S-COUNT", "S-LINEAGE")]
+        failed = {_failed_part(f): f for f in failures}
+        for part in _parts(entry["clean"]):
+            natural.add(part not in failed, f"{task_id} {part}: "
+                        f"{failed[part].code} {failed[part].message}" if part in failed else "")
+        unattributed = [f for f in failures if _failed_part(f) not in _parts(entry["clean"])]
+        for failure in unattributed:
+            natural.add(False, f"{task_id}: [{failure.code}] {failure.message}")
+        for part in entry.get("leak", ()):
+            found = [f for f in run_skill_gates(_planted(task_id, part), context)
+                     if f.code == "S-LEAK"]
+            leak.add(bool(found), f"{task_id}: {part}")
+        for texts in entry.get("tool", ()):
+            found = [f for f in run_skill_gates(_built_skill(task_id, {"rubric": [texts]}),
+                                                context) if f.code == "S-TOOL"]
+            tool.add(bool(found), f"{task_id}: {texts}")
+    return {"natural": natural, "leak": leak, "tool": tool}

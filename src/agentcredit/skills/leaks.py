@@ -88,7 +88,8 @@ def literals(text: str) -> set[str]:
         elif _NUMBER.fullmatch(value):
             found |= _numbers(value)
     found |= _numbers(_STRING.sub(" ", code))
-    return found
+    prose = [m.group() for m in _DOCSTRING.finditer(text)] + _COMMENT_LINE.findall(text)
+    return found | _numbers(" ".join(prose))  # "approximately 0.689" in a docstring
 
 
 _DOCSTRING = re.compile(r'"""(?:.|\n)*?"""|\'\'\'(?:.|\n)*?\'\'\'')
@@ -207,9 +208,11 @@ def never_an_answer(literal: str) -> str | None:
 def everyday_words(literal: str) -> bool:
     """Whether a literal is made only of everyday English words.
 
-    >>> everyday_words("Total Revenue"), everyday_words("Ranatunga"), everyday_words("v2.1")
-    (True, False, False)
+    >>> [everyday_words(x) for x in ("Total Revenue", "Ranatunga", "v2.1", "save-plan")]
+    [True, False, False, False]
     """
+    if re.fullmatch(r"\w+(?:-\w+)+", literal.strip()):
+        return False  # a hyphenated identifier (`load-problem`), not words
     tokens = re.findall(r"[A-Za-z0-9]+", literal)
     return bool(tokens) and all(t.isalpha() and common_word(t) for t in tokens) and \
         not re.search(r"[^A-Za-z\s'-]", literal.strip())

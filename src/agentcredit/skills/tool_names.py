@@ -55,7 +55,7 @@ ENGLISH_COMMANDS = frozenset({
 _INVOKE = frozenset({
     "run", "runs", "ran", "running", "rerun", "reruns", "call", "calls", "called", "calling",
     "invoke", "invokes", "invoked", "invoking", "execute", "executes", "executed",
-    "executing", "use", "uses", "used", "using", "via", "through",
+    "executing", "use", "uses", "used", "using", "via", "through", "with",
 })
 _TOOL_NOUNS = frozenset({
     "tool", "tools", "command", "commands", "cli", "utility", "utilities", "library",
