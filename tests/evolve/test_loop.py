@@ -243,3 +243,17 @@ def test_evolve_with_a_runner_program_that_is_not_installed_exits_2(tmp_path: Pa
                             env={"COLUMNS": "200"})
         assert out.exit_code == 2, out.output
         assert "not found" in out.output
+
+
+def test_the_loop_verifies_with_its_seed(tmp_path: Path) -> None:
+    """Regression: the seed reached rollouts but not the turn verifier."""
+    import sqlite3
+
+    bank_dir = _setup(tmp_path)
+    _, proposer = _proposer()
+    _run(bank_dir, proposer, SimulatedRunner(outcome=_outcome), rounds=1)
+    db = sqlite3.connect(bank_dir / "evolve" / "evolve.sqlite")
+    seeds = {json.loads(output)["seed"] for (output,) in
+             db.execute("SELECT output FROM units WHERE stage = 'verdicts'")}
+    db.close()
+    assert seeds == {7}

@@ -121,13 +121,16 @@ class _Loop:
 
     async def verdict(self, trial: Trial, skill: Skill) -> TrialVerdict | None:
         unit = f"{trial.id}@{skill_hash(skill)[:16]}"
-        key = {"trial": trial.id, "skill": skill_hash(skill), "model": self.verifier.model_id}
+        seed = self.options.seed
+        key = {"trial": trial.id, "skill": skill_hash(skill), "model": self.verifier.model_id,
+               "seed": seed}
         stored = self._stored("verdicts", unit, key)
         if stored is not None:
             return TrialVerdict.model_validate(stored[1]) if stored[1] else None
         task = next((t for t in self.tasks if t.id == trial.task_id), None)
         result = await verify_trial(trial, skill, self.verifier,
-                                    task.instruction if task else trial.instruction or "")
+                                    task.instruction if task else trial.instruction or "",
+                                    seed=seed)
         if not isinstance(result, TrialVerdict):
             self.report.problems.append(f"verifier on {trial.id}: {result}")
             return None  # not stored: a later run asks again (the model cache answers)
