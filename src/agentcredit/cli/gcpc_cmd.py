@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shlex
 import sys
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
-from agentcredit.analysis.agreement import evidence_kinds
-from agentcredit.analysis.analyze import analyze_store
-from agentcredit.checklists.build import build_checklists
-from agentcredit.checklists.freeze import ChecklistIntegrityError, load_checklists
-from agentcredit.checklists.rules import load_rules
-from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
 from agentcredit.cli.options import (
     BaseUrlOpt,
     BatchOpt,
@@ -36,22 +34,22 @@ from agentcredit.cli.options import (
     RetryFailedOpt,
     RpmOpt,
     TpmOpt,
-    model_client,
 )
 from agentcredit.cli.text import q
-from agentcredit.errors import AgentCreditError, ConfigError
-from agentcredit.formats import load
-from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import EVIDENCE_MODES
-from agentcredit.llm.client import ModelClient
-from agentcredit.report.build import write_report
-from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
-from agentcredit.runs.lock import RunLock
-from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
-from agentcredit.schema import Checklist, Task, Trial
-from agentcredit.store.exports import write_rows
+from agentcredit.errors import AgentCreditError
+from agentcredit.runs.judging import JudgeSummary
+from agentcredit.runs.pipeline import (
+    NothingToScore,
+    RunResult,
+    check_options,
+    judge_run,
+    write_scores,
+)
+from agentcredit.runs.pipeline import score as score_pipeline
+from agentcredit.schema import ReadError
 from agentcredit.store.run_store import RunStore
 
+Progress_ = Callable[[str, int, int], None]
 PerItemOpt = Annotated[bool, typer.Option("--per-item", help="One judge call per item.")]
 HolisticOpt = Annotated[bool, typer.Option("--holistic",
                                            help="Also ask the holistic 0-1 baseline.")]
@@ -75,79 +73,13 @@ def _progress(console: Console, label: str) -> Progress:
                     console=console, disable=not sys.stderr.isatty())
 
 
-def _load(paths: list[Path], console: Console,
-          inspect_scorer: str | None = None) -> tuple[list[Task], list[Trial]]:
-    result = load(paths, inspect_scorer=inspect_scorer)
-    for error in result.errors:
-        tag = "x" if error.fatal else "~"
-        console.print(f"  [red]{tag}[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
-    if any(e.reason.startswith("no sample has a score from --inspect-scorer")
-           for e in result.errors):
-        raise typer.Exit(2)  # every outcome would be 'none': nothing worth scoring
-    return result.tasks, result.trials
-
-
-def _client(model: str | None, base_url: str | None, cache: Path | None, no_cache: bool,
-            concurrency: int, retry_failed: bool, no_redact: bool, run_dir: Path,
-            console: Console, *, batch: bool = False, rpm: int | None = None,
-            tpm: int | None = None, prices: Path | None = None) -> ModelClient | None:
-    try:
-        return model_client(model, base_url=base_url, cache=cache or run_dir / "responses.sqlite",
-                            no_cache=no_cache, concurrency=concurrency,
-                            retry_failed=retry_failed, redact=not no_redact, batch=batch,
-                            rpm=rpm, tpm=tpm, prices=prices)
-    except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {q(exc)}")
-        raise typer.Exit(2) from None
-
-
-def _judge(console: Console, store: RunStore, trials: list[Trial],
-           checklists: dict[str, Checklist], tasks: dict[str, Task],
-           options: JudgeOptions) -> JudgeSummary:
-    with _progress(console, "judging") as bar:
-        job = bar.add_task("judge", total=len(trials))
-
-        async def go() -> JudgeSummary:
-            try:
-                return await judge_trials(store, trials, checklists, tasks, options,
-                                          progress=lambda _: bar.advance(job))
-            finally:
-                if options.model is not None:
-                    await options.model.aclose()
-
-        return asyncio.run(go())
-
-
-def _meta(store: RunStore, values: dict[str, Any]) -> None:
-    existing = store.meta()
-    first = {"created_at": datetime.now(UTC).isoformat(timespec="seconds")}
-    store.set_meta({**({} if "created_at" in existing else first), **values,
-                    "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
-
-
-def _write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[str, Any]]:
-    rows = run_scores(store)
-    path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
-    judgments = [{"trial_id": t, "source": s, **j.model_dump(mode="json")}
-                 for (t, s), items in sorted(store.judgments().items()) for j in items]
-    write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
-    summary = aggregate(rows)
-    summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
-    summary["evidence_kinds"] = evidence_kinds(
-        [j for (_, source), items in store.judgments().items() if source == "llm"
-         for j in items])
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return path, summary
-
-
 def _print_summary(console: Console, store: RunStore, summary: dict[str, Any],
-                   judged: JudgeSummary | None, client: ModelClient | None,
+                   judged: JudgeSummary | None, usage: dict[str, Any] | None,
                    elapsed: float) -> None:
     table = Table(title="run summary", title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("value", justify="right")
     labels = summary["labels"]
-    usage = client.ledger.summary() if client else None
     pc = summary["partial_credit"]
     queued = bool(judged is not None and judged.deferred)
     scored = "trials scored so far (verifier evidence; the LLM judge's answers are queued)" \
@@ -225,58 +157,44 @@ def run(
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
-    _check_evidence(console, evidence)
-    _check_needs_model(console, model, holistic=holistic, generic=generic, per_item=per_item)
-    with _exclusive(console, out):
-        start = time.perf_counter()
-        client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                         out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
-        if client is None:
+    with _reported(console, out) as progress:
+        check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
+        if model is None:
             console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                           "verifiers and items are judged from per-check verifier results only")
-        task_list, _ = _load([tasks], console, inspect_scorer)
-        _, trial_list = _load([trials], console, inspect_scorer)
-        console.print(f"{len(task_list)} tasks, {len(trial_list)} trials")
-        try:
-            rule_set = load_rules(rules)
-            checklist_dir = out / "checklists"
-            with _progress(console, "checklists") as bar:
-                job = bar.add_task("build", total=len(task_list))
-                report = asyncio.run(build_checklists(
-                    task_list, checklist_dir, rule_set, model=client, concurrency=concurrency,
-                    progress=lambda _: bar.advance(job)))
-            console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
-                          f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
-                          + (f", {len(report.deferred)} queued for a batch" if report.deferred
-                             else ""))
-            checklists = load_checklists(checklist_dir) if checklist_dir.exists() else {}
-        except (AgentCreditError, ChecklistIntegrityError) as exc:
-            console.print(f"[red]error[/red] {q(exc)}")
-            raise typer.Exit(2) from None
-        store = RunStore(out)
-        _meta(store, {"command": "run", "tasks": str(tasks), "trials": str(trials),
-                      "model": client.model_id if client else None, "seed": seed,
-                      "rules": rule_set.ref(), "judge_prompt_version": JUDGE_PROMPT_VERSION,
-                      "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-                      "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-                      "per_item": per_item, "budget_tokens": budget_tokens,
-                      "evidence": evidence})
-        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                               budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence)
-        judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
-                        options)
-        del trial_list  # the report reads trials back one source at a time: never two copies
-        path, summary = _write_scores(store, out, fmt)
-        report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
-        _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-        console.print(f"scores: {q(path)}; report: {q(report_path)}; store: {q(store.path)}")
-        if batch and client is not None and client.cache is not None:
-            _next_step(console, client,
-                       queued=bool(report.deferred or judged.deferred))
-        _finish(console, judged, [(task, r.reason) for task, r in report.rejected.items()
-                                  if r.reason.startswith("model call failed")])
+        result = score_pipeline(
+            tasks, trials, out, model=model, rules=rules, per_item=per_item, holistic=holistic,
+            generic=generic, seed=seed, concurrency=concurrency, base_url=base_url, cache=cache,
+            no_cache=no_cache, retry_failed=retry_failed, redact=not no_redact,
+            budget_tokens=budget_tokens, fmt=fmt, batch=batch, rpm=rpm, tpm=tpm, prices=prices,
+            evidence=evidence, inspect_scorer=inspect_scorer, progress=progress)
+    _print_run(console, result)
 
+
+def _print_run(console: Console, result: RunResult) -> None:
+    if result.stale_lock:
+        console.print(f"[dim]took over a stale lock left by pid "
+                      f"{q(result.stale_lock.get('pid'))}[/dim]")
+    _print_errors(console, result.load_errors)
+    console.print(f"{result.tasks} tasks, {result.trials} trials")
+    report = result.checklists
+    console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
+                  f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
+                  + (f", {len(report.deferred)} queued for a batch" if report.deferred else ""))
+    store = RunStore(result.out)
+    _print_summary(console, store, result.summary, result.judged, result.usage, result.elapsed)
+    console.print(f"scores: {q(result.scores_path)}; report: {q(result.report_path)}; "
+                  f"store: {q(result.store_path)}")
+    if result.batch and result.cache_path is not None:
+        _next_step(console, result.cache_path, queued=result.queued)
+    _finish(console, result.judged, result.failures[:len(result.failures)
+                                                   - len(result.judged.failed)])
+
+
+def _print_errors(console: Console, errors: list[ReadError]) -> None:
+    for error in errors:
+        tag = "x" if error.fatal else "~"
+        console.print(f"  [red]{tag}[/red] {q(error.path)}: {q(error.reason)}", soft_wrap=True)
 
 
 def judge(
@@ -305,82 +223,60 @@ def judge(
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
-    _check_evidence(console, evidence)
-    _check_needs_model(console, model, holistic=holistic, generic=generic, per_item=per_item)
-    with _exclusive(console, out):
-        start = time.perf_counter()
-        client = _client(model, base_url, cache, no_cache, concurrency, retry_failed, no_redact,
-                         out, console, batch=batch, rpm=rpm, tpm=tpm, prices=prices)
-        try:
-            checklists = load_checklists(checklists_dir)
-        except (AgentCreditError, ChecklistIntegrityError) as exc:
-            console.print(f"[red]error[/red] {q(exc)}")
-            raise typer.Exit(2) from None
-        task_list = _load([tasks], console)[0] if tasks else []
-        _, trial_list = _load([trials], console)
-        store = RunStore(out)
-        _meta(store, {"command": "judge", "trials": str(trials), "checklists": str(checklists_dir),
-                      "model": client.model_id if client else None, "seed": seed,
-                      "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
-                      "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-                      "budget_tokens": budget_tokens, "evidence": evidence})
-        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                               budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence)
-        judged = _judge(console, store, trial_list, checklists, {t.id: t for t in task_list},
-                        options)
-        _, summary = _write_scores(store, out, "csv")
-        _print_summary(console, store, summary, judged, client, time.perf_counter() - start)
-        if batch and client is not None and client.cache is not None:
-            _next_step(console, client, queued=bool(judged.deferred))
-        _finish(console, judged)
-
-
-
-def _check_needs_model(console: Console, model: str | None, **asked: bool) -> None:
-    """Options that only a model can honour are refused without one, not ignored."""
-    wanted = [f"--{name.replace('_', '-')}" for name, on in asked.items() if on]
-    if model is None and wanted:
-        console.print(f"[red]error[/red] {', '.join(wanted)} needs --model (they ask an LLM "
-                      "judge; without a model only the verifier evidence is used)")
-        raise typer.Exit(2)
-
-
-def _check_evidence(console: Console, evidence: str) -> None:
-    if evidence not in EVIDENCE_MODES:
-        console.print(f"[red]error[/red] --evidence must be one of {q(', '.join(EVIDENCE_MODES))}")
-        raise typer.Exit(2)
+    with _reported(console, out) as progress:
+        result = judge_run(
+            trials, checklists_dir, out, model=model, tasks=tasks, per_item=per_item,
+            holistic=holistic, generic=generic, seed=seed, concurrency=concurrency,
+            base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
+            redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
+            prices=prices, evidence=evidence, progress=progress)
+    if result.stale_lock:
+        console.print(f"[dim]took over a stale lock left by pid "
+                      f"{q(result.stale_lock.get('pid'))}[/dim]")
+    _print_errors(console, result.load_errors)
+    _print_summary(console, RunStore(out), result.summary, result.judged, result.usage,
+                   result.elapsed)
+    if result.batch and result.cache_path is not None:
+        _next_step(console, result.cache_path, queued=result.queued)
+    _finish(console, result.judged)
 
 
 @contextmanager
-def _exclusive(console: Console, run_dir: Path) -> Iterator[None]:
-    """One writer per run directory; Ctrl-C stops with one line and keeps finished work."""
-    try:
-        with RunLock(run_dir) as lock:
-            if lock.stale:
-                console.print(f"[dim]took over a stale lock left by pid {q(lock.stale.get('pid'))}"
-                              "[/dim]")
-            yield
-    except ConfigError as exc:
-        console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
-        raise typer.Exit(2) from None
-    except KeyboardInterrupt:
-        console.print(f"interrupted: finished trials are kept in {q(run_dir)}; run the same "
-                      "command again to resume", soft_wrap=True)
-        raise typer.Exit(130) from None
+def _reported(console: Console, run_dir: Path) -> Iterator[Progress_]:
+    """Progress bars while a job runs; its errors as one line and an exit code (2; 130 for
+    Ctrl-C, which keeps finished work)."""
+    with _progress(console, "{task.description}") as bars:
+        jobs: dict[str, TaskID] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = bars.add_task(stage, total=total)
+            bars.update(jobs[stage], completed=done)
+
+        try:
+            yield progress
+        except NothingToScore as exc:
+            _print_errors(console, exc.load_errors)
+            raise typer.Exit(2) from None
+        except AgentCreditError as exc:
+            console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            console.print(f"interrupted: finished trials are kept in {q(run_dir)}; run the "
+                          "same command again to resume", soft_wrap=True)
+            raise typer.Exit(130) from None
 
 
-def _next_step(console: Console, client: ModelClient, *, queued: bool) -> None:
+def _next_step(console: Console, cache: Path, *, queued: bool) -> None:
     """After a --batch run: what to do next. While anything was queued the advice keeps
     --batch (a gate repair or a later stage queues one more round instead of going live)."""
-    assert client.cache is not None
     again = _this_command(batch=True)
     if not queued:
         console.print(f"nothing was queued: every answer came from the cache. Next: {q(again)}")
         return
-    console.print(f"requests queued. Next: agentcredit batch export --cache {q(client.cache.path)}"
+    console.print(f"requests queued. Next: agentcredit batch export --cache {q(cache)}"
                   f" --out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
-                  f"{q(client.cache.path)}; then: {q(again)}")
+                  f"{q(cache)}; then: {q(again)}")
 
 
 def _finish(console: Console, judged: JudgeSummary,
@@ -423,7 +319,7 @@ def score(
         raise typer.Exit(2)
     store = RunStore(run_dir)
     try:
-        path, summary = _write_scores(store, run_dir, fmt)
+        path, summary = write_scores(store, run_dir, fmt)
     except AgentCreditError as exc:
         console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None

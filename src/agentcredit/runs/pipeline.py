@@ -1,0 +1,299 @@
+"""The GCPC job as one library call: checklists -> judging -> fusion -> scores -> report.
+
+:func:`score` (sync) and :func:`score_async` do everything ``agentcredit run`` does and
+write the same files into ``out``: ``checklists/``, ``run.sqlite``, ``scores.csv`` (or
+``.jsonl``/``.parquet``), ``judgments.jsonl``, ``summary.json`` and ``report.html``. The
+command line only parses options, calls :func:`score` and prints its :class:`RunResult`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentcredit.analysis.agreement import evidence_kinds
+from agentcredit.analysis.analyze import analyze_store
+from agentcredit.checklists.build import BuildReport, build_checklists
+from agentcredit.checklists.freeze import load_checklists
+from agentcredit.checklists.rules import load_rules
+from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
+from agentcredit.errors import AgentCreditError, ConfigError
+from agentcredit.formats import load
+from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
+from agentcredit.judging.quotes import EVIDENCE_MODES
+from agentcredit.llm.client import ModelClient
+from agentcredit.llm.factory import model_client
+from agentcredit.report.build import write_report
+from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
+from agentcredit.runs.lock import RunLock
+from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
+from agentcredit.schema import Checklist, ReadError, Task, Trial
+from agentcredit.store.exports import write_rows
+from agentcredit.store.run_store import RunStore
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: called as each checklist or trial finishes."""
+NO_INSPECT_SCORE = "no sample has a score from --inspect-scorer"
+
+
+class NothingToScore(AgentCreditError):
+    """The inputs hold nothing a run could score (e.g. no sample has the asked scorer);
+    ``load_errors`` says which files and why."""
+
+    def __init__(self, message: str, load_errors: list[ReadError]) -> None:
+        super().__init__(message)
+        self.load_errors = load_errors
+
+
+@dataclass
+class RunResult:
+    """What one run did and where it wrote it."""
+
+    out: Path
+    tasks: int
+    trials: int
+    load_errors: list[ReadError]
+    checklists: BuildReport
+    judged: JudgeSummary
+    summary: dict[str, Any]
+    scores_path: Path
+    report_path: Path | None
+    store_path: Path
+    usage: dict[str, Any] | None
+    model: str | None
+    elapsed: float
+    stale_lock: dict[str, object] | None = None
+    cache_path: Path | None = None
+    batch: bool = False
+    errors: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def queued(self) -> bool:
+        """Whether requests were queued for a batch (a later run finishes the work)."""
+        return bool(self.checklists.deferred or self.judged.deferred)
+
+    @property
+    def failures(self) -> list[tuple[str, str]]:
+        """(unit, reason) of every unit whose model call failed (retried on the next run)."""
+        rejected = [(task, r.reason) for task, r in self.checklists.rejected.items()
+                    if r.reason.startswith("model call failed")]
+        return [*rejected, *self.judged.failed]
+
+
+def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
+          model: str | ModelClient | None = None, **options: Any) -> RunResult:
+    """Score the trials of ``trials`` against the tasks of ``tasks`` into ``out``.
+
+    The synchronous wrapper of :func:`score_async` (same arguments). With no model, the
+    checklists are derived from the verifiers and items are judged from per-check verifier
+    results only.
+
+    >>> import tempfile, agentcredit
+    >>> out = Path(tempfile.mkdtemp()) / "run"
+    >>> result = agentcredit.score("examples/tasks", "examples/jobs", out)
+    >>> result.trials, sorted(p.name for p in out.iterdir() if "sqlite-" not in p.name)[1:]
+    (8, ['judgments.jsonl', 'report.html', 'run.sqlite', 'scores.csv', 'summary.json'])
+    >>> round(result.summary["partial_credit"], 3) == round(json.loads(
+    ...     (out / "summary.json").read_text())["partial_credit"], 3)
+    True
+    """
+    return asyncio.run(score_async(tasks, trials, out, model=model, **options))
+
+
+async def score_async(
+    tasks: Path | str, trials: Path | str, out: Path | str, *,
+    model: str | ModelClient | None = None, rules: Path | None = None, per_item: bool = False,
+    holistic: bool = False, generic: bool = False, seed: int = 0, concurrency: int = 8,
+    base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
+    retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
+    fmt: str = "csv", batch: bool = False, rpm: int | None = None, tpm: int | None = None,
+    prices: Path | None = None, evidence: str = "outputs", inspect_scorer: str | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
+
+    Raises:
+        ConfigError: an option that cannot work (a judging mode without a model, an
+            unknown evidence mode, the run directory in use by another process).
+        NothingToScore: nothing in the inputs can be scored.
+        AgentCreditError: a checklist that was edited after freezing, an unusable store.
+    """
+    out = Path(out)
+    check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
+    with RunLock(out) as lock:
+        start = time.perf_counter()
+        client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
+                         concurrency=concurrency, retry_failed=retry_failed, redact=redact,
+                         batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
+        rule_set = load_rules(rules)
+        report = await build_checklists(
+            task_list, out / "checklists", rule_set, model=client, concurrency=concurrency,
+            progress=_stepper(progress, "checklists", len(task_list)))
+        checklists = load_checklists(out / "checklists") if (out / "checklists").exists() \
+            else {}
+        store = RunStore(out)
+        stamp_meta(store, {
+            "command": "run", "tasks": str(tasks), "trials": str(trials),
+            "model": client.model_id if client else None, "seed": seed, "rules": rule_set.ref(),
+            "judge_prompt_version": JUDGE_PROMPT_VERSION,
+            "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+            "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
+            "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence})
+        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                               budget_tokens=budget_tokens, concurrency=concurrency,
+                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+        judged = await _judge(store, trial_list, checklists, task_list, options, progress,
+                              close=client is not model)
+        trial_count = len(trial_list)
+        del trial_list  # the report reads trials back one source at a time: never two copies
+        path, summary = write_scores(store, out, fmt)
+        report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
+        return RunResult(
+            out=out, tasks=len(task_list), trials=trial_count, load_errors=errors,
+            checklists=report, judged=judged, summary=summary, scores_path=path,
+            report_path=report_path, store_path=store.path,
+            usage=client.ledger.summary() if client else None,
+            model=client.model_id if client else None, elapsed=time.perf_counter() - start,
+            stale_lock=lock.stale, cache_path=_cache_path(client), batch=batch)
+
+
+def _client(model: str | ModelClient | None, out: Path, *, cache: Path | None,
+            **settings: Any) -> ModelClient | None:
+    """The caller's client as it is, or one built from a ``provider/model`` name whose
+    cache defaults to ``responses.sqlite`` in the run directory."""
+    if isinstance(model, ModelClient) or model is None:
+        return model
+    return model_client(model, cache=cache or out / "responses.sqlite", **settings)
+
+
+def _cache_path(client: ModelClient | None) -> Path | None:
+    return client.cache.path if client is not None and client.cache is not None else None
+
+
+def check_options(model: object, evidence: str, **asked: bool) -> None:
+    """Options that only a model can honour are refused without one, not ignored."""
+    if evidence not in EVIDENCE_MODES:
+        raise ConfigError(f"--evidence must be one of {', '.join(EVIDENCE_MODES)}")
+    wanted = [f"--{name.replace('_', '-')}" for name, on in asked.items() if on]
+    if model is None and wanted:
+        raise ConfigError(f"{', '.join(wanted)} needs --model (they ask an LLM judge; without "
+                          "a model only the verifier evidence is used)")
+
+
+def _load(tasks: Path, trials: Path, inspect_scorer: str | None,
+          ) -> tuple[list[Task], list[Trial], list[ReadError]]:
+    first = load([tasks], inspect_scorer=inspect_scorer)
+    second = load([trials], inspect_scorer=inspect_scorer)
+    errors = [*first.errors, *second.errors]
+    for error in errors:
+        if error.reason.startswith(NO_INSPECT_SCORE):
+            raise NothingToScore(error.reason, errors)
+    return first.tasks, second.trials, errors
+
+
+def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
+              model: str | ModelClient | None = None, **options: Any) -> RunResult:
+    """Judge trials against frozen checklists into ``out`` (resumable); the synchronous
+    wrapper of :func:`judge_run_async`. Writes the store, scores, judgments and summary
+    (no report: ``agentcredit analyze`` makes one)."""
+    return asyncio.run(judge_run_async(trials, checklists, out, model=model, **options))
+
+
+async def judge_run_async(
+    trials: Path | str, checklists: Path | str, out: Path | str, *,
+    model: str | ModelClient | None = None, tasks: Path | None = None, per_item: bool = False,
+    holistic: bool = False, generic: bool = False, seed: int = 0, concurrency: int = 8,
+    base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
+    retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
+    batch: bool = False, rpm: int | None = None, tpm: int | None = None,
+    prices: Path | None = None, evidence: str = "outputs", progress: Progress | None = None,
+) -> RunResult:
+    """Judging only, against checklists frozen earlier (see :func:`score_async`)."""
+    out = Path(out)
+    check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
+    with RunLock(out) as lock:
+        start = time.perf_counter()
+        client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
+                         concurrency=concurrency, retry_failed=retry_failed, redact=redact,
+                         batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        frozen = load_checklists(Path(checklists))
+        task_result = load([Path(tasks)]) if tasks else None
+        trial_result = load([Path(trials)])
+        task_list = task_result.tasks if task_result else []
+        store = RunStore(out)
+        stamp_meta(store, {
+            "command": "judge", "trials": str(trials), "checklists": str(checklists),
+            "model": client.model_id if client else None, "seed": seed,
+            "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
+            "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+            "budget_tokens": budget_tokens, "evidence": evidence})
+        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
+                               budget_tokens=budget_tokens, concurrency=concurrency,
+                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+        judged = await _judge(store, trial_result.trials, frozen, task_list, options, progress,
+                              close=client is not model)
+        path, summary = write_scores(store, out, "csv")
+        return RunResult(
+            out=out, tasks=len(task_list), trials=len(trial_result.trials),
+            load_errors=[*(task_result.errors if task_result else []), *trial_result.errors],
+            checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
+            report_path=None, store_path=store.path,
+            usage=client.ledger.summary() if client else None,
+            model=client.model_id if client else None, elapsed=time.perf_counter() - start,
+            stale_lock=lock.stale, cache_path=_cache_path(client), batch=batch)
+
+
+def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str], None]:
+    done = 0
+
+    def step(_: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(stage, done, total)
+
+    if progress is not None:
+        progress(stage, 0, total)
+    return step
+
+
+async def _judge(store: RunStore, trials: list[Trial], checklists: dict[str, Checklist],
+                 tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
+                 close: bool) -> JudgeSummary:
+    try:
+        return await judge_trials(store, trials, checklists, {t.id: t for t in tasks}, options,
+                                  progress=_stepper(progress, "judging", len(trials)))
+    finally:
+        if close and options.model is not None:
+            await options.model.aclose()
+
+
+def stamp_meta(store: RunStore, values: dict[str, Any]) -> None:
+    """Record a command's provenance in the store (``created_at`` kept from the first)."""
+    existing = store.meta()
+    first = {"created_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    store.set_meta({**({} if "created_at" in existing else first), **values,
+                    "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
+
+
+def write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[str, Any]]:
+    """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store."""
+    rows = run_scores(store)
+    path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
+    judgments = [{"trial_id": t, "source": s, **j.model_dump(mode="json")}
+                 for (t, s), items in sorted(store.judgments().items()) for j in items]
+    write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
+    summary = aggregate(rows)
+    summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
+    summary["evidence_kinds"] = evidence_kinds(
+        [j for (_, source), items in store.judgments().items() if source == "llm"
+         for j in items])
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return path, summary
