@@ -8,6 +8,9 @@ configuration mistakes that make a whole run meaningless.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 
 class AgentCreditError(Exception):
     """Base class of every error agentcredit raises deliberately."""
@@ -58,3 +61,13 @@ def open_sqlite_error(path: object, exc: Exception) -> StoreError:
         f"is not a usable SQLite database ({detail})"
     return StoreError(f"{path} {what}; it was left as it is: move it aside, or point "
                       "--out / --cache elsewhere, and run again")
+
+
+class NothingToDo(ConfigError):
+    """The inputs hold nothing the job could work on (no trial read, no sample with the
+    asked scorer, ...); ``read_errors`` are the inputs that could not be read, the likely
+    cause, for the caller to show."""
+
+    def __init__(self, message: str, read_errors: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.read_errors: list[Any] = list(read_errors)

@@ -22,7 +22,7 @@ from agentcredit.rewards.hooks import (
     trial_from_completion,
     turn_advantages,
 )
-from agentcredit.rewards.turn_rewards import Scored, reward_table
+from agentcredit.rewards.table import Scored, reward_table
 from agentcredit.schema import Lineage
 from agentcredit.skills.bank import make_bank
 from tests.rewards import scripted_verifier

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +19,7 @@ from pydantic import ValidationError
 from agentcredit.checklists.gates import HASH, LOCK, GateFailure
 from agentcredit.checklists.rules import Rules
 from agentcredit.errors import AgentCreditError, InputError
-from agentcredit.llm.cache import cache_key
+from agentcredit.hashing import atomic_write, canonical_sha256
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error
 
@@ -38,7 +36,7 @@ class AlreadyFrozenError(AgentCreditError):
 
 def checklist_hash(task_id: str, items: tuple[ChecklistItem, ...] | list[ChecklistItem]) -> str:
     """sha256 of the canonical JSON of the task id and the items."""
-    return cache_key({"task_id": task_id,
+    return canonical_sha256({"task_id": task_id,
                       "items": [item.model_dump(mode="json") for item in items]})
 
 
@@ -143,17 +141,6 @@ def load_checklists(directory: Path) -> dict[str, Checklist]:
         checklist = load_checklist(path)
         found[checklist.task_id] = checklist
     return found
-
-
-def atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def as_dict(checklist: Checklist) -> dict[str, Any]:

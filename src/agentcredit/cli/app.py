@@ -10,10 +10,13 @@ from rich.markup import escape
 
 from agentcredit.cli import (
     analysis_cmd,
+    bank_cmd,
     batch_cmd,
     checklists_cmd,
+    evolve_cmd,
     gcpc_cmd,
     inspect_cmd,
+    rewards_cmd,
     skills_cmd,
 )
 from agentcredit.errors import AgentCreditError
@@ -33,6 +36,11 @@ app.command("report")(analysis_cmd.report)
 app.command("inspect")(inspect_cmd.inspect)
 app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")
+skills_cmd.app.command("show")(bank_cmd.show)
+skills_cmd.app.command("retrieve")(bank_cmd.retrieve_cmd)
+skills_cmd.app.command("reward")(rewards_cmd.reward)
+skills_cmd.app.command("evolve")(evolve_cmd.evolve_cmd)
+skills_cmd.app.command("history")(bank_cmd.history)
 app.add_typer(skills_cmd.app, name="skills")
 
 

@@ -256,7 +256,7 @@ def _reported(console: Console, run_dir: Path) -> Iterator[Progress_]:
         try:
             yield progress
         except NothingToScore as exc:
-            _print_errors(console, exc.load_errors)
+            _print_errors(console, exc.read_errors)
             raise typer.Exit(2) from None
         except AgentCreditError as exc:
             console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)

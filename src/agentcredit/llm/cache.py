@@ -7,7 +7,6 @@ database also holds requests deferred for a batch file (see :mod:`agentcredit.ll
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import open_sqlite_error
+from agentcredit.hashing import canonical_json, canonical_sha256
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -59,18 +59,9 @@ def default_cache_path() -> Path:
     return Path(base) / "agentcredit" / "responses.sqlite"
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no insignificant whitespace.
-
-    >>> canonical_json({"b": 1, "a": [1, 2]})
-    '{"a":[1,2],"b":1}'
-    """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def cache_key(request: dict[str, Any]) -> str:
-    """sha256 hex of the canonical JSON of a request description."""
-    return hashlib.sha256(canonical_json(request).encode("utf-8")).hexdigest()
+    """The cache key of a model request: sha256 of its canonical JSON."""
+    return canonical_sha256(request)
 
 
 class ResponseCache:

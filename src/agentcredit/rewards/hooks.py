@@ -23,7 +23,7 @@ import numpy as np
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
-from agentcredit.rewards.turn_rewards import Scored, advantages_of, rubric_satisfaction
+from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Origin, RubricCriterion, SkillBank, Step, Trial, TrialVerdict
 

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from agentcredit.judging.evidence import action_text, output_text, shorten
-from agentcredit.rewards.turn_rewards import RewardTable
+from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import SkillBank, TrialVerdict
 
 MAX_TRIALS = 300

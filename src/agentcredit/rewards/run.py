@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
-from agentcredit.rewards.turn_rewards import RewardTable, Scored, outcome_value, reward_table
+from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
 from agentcredit.rewards.verifier import Deferred, VerifyFailed, verify_trial
 from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.skills.bank import skill_hash

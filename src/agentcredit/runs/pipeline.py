@@ -23,7 +23,7 @@ from agentcredit.checklists.build import BuildReport, build_checklists
 from agentcredit.checklists.freeze import load_checklists
 from agentcredit.checklists.rules import load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
-from agentcredit.errors import AgentCreditError, ConfigError
+from agentcredit.errors import ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.quotes import EVIDENCE_MODES
@@ -42,13 +42,9 @@ Progress = Callable[[str, int, int], None]
 NO_INSPECT_SCORE = "no sample has a score from --inspect-scorer"
 
 
-class NothingToScore(AgentCreditError):
+class NothingToScore(NothingToDo):
     """The inputs hold nothing a run could score (e.g. no sample has the asked scorer);
-    ``load_errors`` says which files and why."""
-
-    def __init__(self, message: str, load_errors: list[ReadError]) -> None:
-        super().__init__(message)
-        self.load_errors = load_errors
+    ``read_errors`` says which files and why."""
 
 
 @dataclass

@@ -15,9 +15,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentcredit.checklists.freeze import atomic_write
 from agentcredit.errors import AgentCreditError, ConfigError, InputError
-from agentcredit.llm.cache import cache_key
+from agentcredit.hashing import atomic_write, canonical_sha256
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.schema.base import first_error
 
@@ -31,13 +30,13 @@ class BankIntegrityError(AgentCreditError):
 
 def skill_hash(skill: Skill) -> str:
     """sha256 of the canonical JSON of one skill."""
-    return cache_key(skill.model_dump(mode="json"))
+    return canonical_sha256(skill.model_dump(mode="json"))
 
 
 def bank_hash(skills: Iterable[Skill], benchmark: str | None) -> str:
     """sha256 of the canonical JSON of the skills (sorted by id) and the benchmark."""
     ordered = sorted(skills, key=lambda s: s.id)
-    return cache_key({"benchmark": benchmark, "skills": [s.model_dump(mode="json")
+    return canonical_sha256({"benchmark": benchmark, "skills": [s.model_dump(mode="json")
                                                          for s in ordered]})
 
 

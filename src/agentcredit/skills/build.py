@@ -25,7 +25,7 @@ from typing import Any
 
 from agentcredit.checklists.freeze import file_name
 from agentcredit.formats.oracle import read_oracle
-from agentcredit.llm.cache import cache_key
+from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message, ModelCallError
 from agentcredit.schema import Lineage, ParentRef, Skill, SkillBank, Task, Trial
@@ -86,7 +86,7 @@ class _Build:
         self.semaphore = asyncio.Semaphore(max(1, options.concurrency))
 
     def _input_key(self, messages: Sequence[Message]) -> str:
-        return cache_key({"model": self.options.model.model_id,
+        return canonical_sha256({"model": self.options.model.model_id,
                           "prompt_version": prompts.PROMPT_VERSION,
                           "messages": [m.model_dump(mode="json") for m in messages]})
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
-from agentcredit.llm.cache import cache_key
+from agentcredit.hashing import canonical_sha256
 from agentcredit.schema import Skill
 from agentcredit.skills.bank import slug
 
@@ -30,7 +30,7 @@ def content_hash(skill: Skill) -> str:
     """What makes two imported skills the same skill: title, applicability, body, metadata,
     guidance and the folder's other files; not where they came from, nor their id, rubric or
     SKILL.md formatting."""
-    return cache_key({"title": skill.title, "applicability": skill.applicability,
+    return canonical_sha256({"title": skill.title, "applicability": skill.applicability,
                       "body": skill.body, "metadata": skill.metadata,
                       "guidance": [g.model_dump(mode="json") for g in skill.guidance],
                       "files": {k: f.sha256 for k, f in sorted(skill.files.items())

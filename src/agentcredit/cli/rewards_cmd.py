@@ -1,0 +1,111 @@
+"""``agentcredit skills reward``: turn-level rubric rewards from the command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from agentcredit.cli.console import fail, print_read_errors, stepping
+from agentcredit.cli.options import (
+    BankArg,
+    BaseUrlOpt,
+    BatchOpt,
+    ConcurrencyOpt,
+    EmbedOpt,
+    NoCacheOpt,
+    NoRedactOpt,
+    RetryFailedOpt,
+)
+from agentcredit.cli.text import q
+from agentcredit.errors import AgentCreditError
+from agentcredit.rewards.jobs import NoTrialToVerify, RewardResult, turn_rewards
+from agentcredit.schema import ReadError
+
+
+def reward(
+    bank_dir: BankArg,
+    trials: Annotated[list[Path], typer.Argument(help="Trials (and optionally their tasks).")],
+    out: Annotated[Path, typer.Option("--out", help="Run directory.")],
+    model: Annotated[str, typer.Option("--model", help="provider/model of the turn verifier.")],
+    process_weight: Annotated[float, typer.Option(
+        "--process-weight", help="λ in A = A_outcome + λ A_process.")] = 1.0,
+    normalize: Annotated[bool, typer.Option(
+        "--normalize", help="Divide group-relative advantages by the group's std.")] = False,
+    skill: Annotated[str | None, typer.Option(
+        "--skill", help="Use this skill for every trial instead of retrieving one.")] = None,
+    tasks: Annotated[list[Path] | None, typer.Option(
+        "--tasks", help="Task folders, for instructions (else the trials' own).")] = None,
+    embed: EmbedOpt = "lexical",
+    seed: Annotated[int, typer.Option("--seed", help="Seed sent with every request.")] = 0,
+    budget_tokens: Annotated[int, typer.Option(
+        "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
+    concurrency: ConcurrencyOpt = 8,
+    base_url: BaseUrlOpt = None,
+    cache: Annotated[Path | None, typer.Option(
+        "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
+    = None,
+    no_cache: NoCacheOpt = False,
+    retry_failed: RetryFailedOpt = False,
+    no_redact: NoRedactOpt = False,
+    batch: BatchOpt = False,
+) -> None:
+    """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
+    console = Console()
+    try:
+        with stepping(console, "turn verifier") as step:
+            result = turn_rewards(
+                bank_dir, trials, out, model=model, process_weight=process_weight,
+                normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
+                budget_tokens=budget_tokens, concurrency=concurrency, base_url=base_url,
+                cache=cache, no_cache=no_cache, retry_failed=retry_failed,
+                redact=not no_redact, batch=batch, progress=step)
+    except NoTrialToVerify as exc:
+        _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
+        raise fail(console, str(exc)) from None
+    except AgentCreditError as exc:
+        raise fail(console, str(exc)) from None
+    _print_choices(console, result.read_errors, result.choices, result.skipped)
+    summary = result.summary
+    console.print(f"verified {len(summary.verified)}, resumed {len(summary.resumed)}, queued "
+                  f"{len(summary.deferred)}, failed {len(summary.failed)}, skipped "
+                  f"{len(result.skipped)}")
+    for trial_id, why in summary.failed.items():
+        console.print(f"  [red]x[/red] {q(trial_id)}: {q(why)}", soft_wrap=True)
+    if result.waiting is not None:
+        console.print(f"waiting for the {q(result.waiting)} stage: agentcredit batch export "
+                      f"--cache {q(result.cache_path)} --out requests.jsonl, send it, agentcredit "
+                      f"batch import RESULTS --cache {q(result.cache_path)}, then run this "
+                      "command again with --batch until nothing is queued.")
+        return
+    _print_table(console, result)
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _print_choices(console: Console, errors: list[ReadError], choices: dict[str, str],
+                   skipped: dict[str, str]) -> None:
+    print_read_errors(console, errors)
+    for task_id, skill_id in choices.items():
+        console.print(f"  task {q(task_id)} → skill {q(skill_id)}")
+    for trial_id, why in skipped.items():
+        console.print(f"  [yellow]-[/yellow] {q(trial_id)}: {q(why)}", soft_wrap=True)
+
+
+def _print_table(console: Console, result: RewardResult) -> None:
+    table = result.table
+    assert table is not None
+    if result.parquet_skipped:
+        console.print("[dim]turn_rewards.parquet skipped: pip install "
+                      "'agentcredit\\[parquet]'[/dim]")
+    for group in table.suppressed:
+        console.print(f"  [yellow]~[/yellow] task {q(group)}: satisfaction has no variance in the "
+                      "group; suppressed (progress kept)")
+    for group in table.dropped:
+        console.print(f"  [yellow]~[/yellow] task {q(group)}: no outcome or process advantage; "
+                      "group dropped")
+    console.print(f"{len(table.rows)} turn rows of {len({r['trial_id'] for r in table.rows})} "
+                  f"trials → {q(', '.join(str(p) for p in result.written))}")
+    console.print(f"model usage: {q(result.usage)}")
