@@ -67,6 +67,11 @@ def _print(console: Console, result: dict[str, Any]) -> None:
                       f"{_ci(paired['delta_auc'])}, P(Δ>0) {_fmt(paired['share_positive'], 2)}"
                       f" (n={q(paired['n'])})")
     _print_progress(console, result.get("progress_among_failures"))
+    _print_more(console, result)
+
+
+def _print_more(console: Console, result: dict[str, Any]) -> None:
+    """Agreement, evidence kinds, a compared run, human ratings and skill pairs."""
     agree = result.get("agreement")
     if agree and agree["items"]:
         console.print(f"judge–verifier agreement on assertion items: {q(agree['decided_both'])} "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -87,6 +87,12 @@ def build(
     from agentcredit.checklists.build import BuildReport
 
     assert isinstance(report, BuildReport)
+    _print_build(console, report, out, client)
+    if report.rejected:
+        raise typer.Exit(2)
+
+
+def _print_build(console: Console, report: Any, out: Path, client: Any) -> None:
     console.print(f"built {len(report.built)}, kept {len(report.kept)} already frozen, "
                   f"rejected {len(report.rejected)}, without verifier checks "
                   f"{len(report.no_checks)}, queued for a batch {len(report.deferred)} → {q(out)}")
@@ -105,8 +111,6 @@ def build(
                       "--out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
                       f"{cache_path}; then this command again with --batch (a gate repair "
                       "queues one more round) until nothing is queued", soft_wrap=True)
-    if report.rejected:
-        raise typer.Exit(2)
 
 
 @app.command("check")

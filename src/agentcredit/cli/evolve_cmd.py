@@ -12,7 +12,7 @@ from agentcredit.cli.console import fail, print_read_errors, stepping
 from agentcredit.cli.options import BankArg, BankCacheOpt, BaseUrlOpt, ConcurrencyOpt
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
-from agentcredit.evolve.jobs import evolve
+from agentcredit.evolve.jobs import EvolveResult, evolve
 
 
 def evolve_cmd(
@@ -63,6 +63,15 @@ def evolve_cmd(
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
     print_read_errors(console, result.read_errors)
+    _print_reports(console, result, rounds, h)
+    assert result.bank is not None
+    console.print(f"bank hash {q(result.bank.hash[:16])}…, {len(result.bank.history)} decisions "
+                  f"in its history; model usage: {q(result.usage)}")
+    if result.failures:
+        raise typer.Exit(2 if len(result.failures) == len(result.groups) else 1)
+
+
+def _print_reports(console: Console, result: EvolveResult, rounds: int, h: int) -> None:
     for skill_id, group in result.groups.items():
         console.print(f"evolving {q(skill_id)} on {len(group)} tasks: {rounds} rounds, rubric "
                       f"every {q(h)}")
@@ -78,8 +87,3 @@ def evolve_cmd(
             console.print(f"  {q(report.replayed)} decisions replayed from an earlier run")
         for problem in report.problems:
             console.print(f"  [yellow]~[/yellow] {q(problem)}", soft_wrap=True)
-    assert result.bank is not None
-    console.print(f"bank hash {q(result.bank.hash[:16])}…, {len(result.bank.history)} decisions "
-                  f"in its history; model usage: {q(result.usage)}")
-    if result.failures:
-        raise typer.Exit(2 if len(result.failures) == len(result.groups) else 1)

@@ -125,30 +125,8 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
     summary = aggregate(list(scores.values()))
     meta = analysis.get("meta", {})
     discrimination = analysis.get("discrimination", {"scorers": {}, "paired": {}})
-    stored = store.trials()[:max_trials]
-    judgments = store.judgments()
-    row_by_id = {r.trial_id: r for r in rows}
-    trials = []
-    for row, trial in _reread(stored):
-        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
-            continue
-        s = scores[row["trial_id"]]
-        chosen = judgments.get((row["trial_id"], s.judge), [])
-        view = _trial_view(row, chosen, trial, checklists,
-                           _Labels(row_by_id[row["trial_id"]].labels),
-                           judgments.get((row["trial_id"], "verifier"), []))
-        view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
-                     "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
-        trials.append(view)
-    curves: dict[str, list[tuple[float, float]]] = {}
-    decided = [r for r in rows if r.outcome in ("pass", "fail")]
-    for name in ("judge_only", "holistic", "partial_credit", "check_fraction"):
-        usable = [r for r in decided if r.scores.get(name) is not None]
-        points = roc_points([r.scores[name] for r in usable],  # type: ignore[misc]
-                            [r.outcome == "pass" for r in usable])
-        if points:
-            auc = discrimination["scorers"].get(name, {}).get("auc", {}).get("estimate")
-            curves[f"{SCORERS[name]} (AUC {_fmt(auc)})"] = points
+    trials = _trial_views(store, rows, checklists, scores, max_trials)
+    curves = _curves(rows, discrimination)
     hist = {o: [r.scores["partial_credit"] for r in rows if r.outcome == o
                 and r.scores["partial_credit"] is not None] for o in ("pass", "fail", "none")}
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
@@ -183,6 +161,41 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         trials_note=(f"showing the first {max_trials} of {len(store.trials())} trials"
                      if len(store.trials()) > max_trials else ""),
     )
+
+
+def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
+                 scores: dict[str, Any], max_trials: int) -> list[dict[str, Any]]:
+    """One view per shown trial (its items, labels, evidence and scores)."""
+    judgments = store.judgments()
+    row_by_id = {r.trial_id: r for r in rows}
+    trials = []
+    for row, trial in _reread(store.trials()[:max_trials]):
+        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
+            continue
+        s = scores[row["trial_id"]]
+        chosen = judgments.get((row["trial_id"], s.judge), [])
+        view = _trial_view(row, chosen, trial, checklists,
+                           _Labels(row_by_id[row["trial_id"]].labels),
+                           judgments.get((row["trial_id"], "verifier"), []))
+        view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
+                     "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
+        trials.append(view)
+    return trials
+
+
+def _curves(rows: list[Any], discrimination: dict[str, Any],
+            ) -> dict[str, list[tuple[float, float]]]:
+    """ROC points per scorer, over trials with an official pass or fail."""
+    curves: dict[str, list[tuple[float, float]]] = {}
+    decided = [r for r in rows if r.outcome in ("pass", "fail")]
+    for name in ("judge_only", "holistic", "partial_credit", "check_fraction"):
+        usable = [r for r in decided if r.scores.get(name) is not None]
+        points = roc_points([r.scores[name] for r in usable],
+                            [r.outcome == "pass" for r in usable])
+        if points:
+            auc = discrimination["scorers"].get(name, {}).get("auc", {}).get("estimate")
+            curves[f"{SCORERS[name]} (AUC {_fmt(auc)})"] = points
+    return curves
 
 
 class _Labels:

@@ -65,129 +65,145 @@ async def judge_trials(
     progress: Callable[[str], None] | None = None,
 ) -> JudgeSummary:
     """Judge every trial that has a checklist; finished trials are skipped (resume)."""
-    summary = JudgeSummary(trials=len(trials))
-    model = options.model
-    config = GenerationConfig(seed=options.seed)
-    done_verifier = store.done_set("verifier")
-    done_llm = store.done_set("llm")
-    if options.retry_failed:
-        done_llm -= store.trials_with_failed_judge()
-    have_holistic = set(store.holistic()) if options.holistic else set()
-    done_generic = store.done_set("generic") if options.generic else set()
-    semaphore = asyncio.Semaphore(options.concurrency)
-
-    async def judged_source(trial_id: str, source: str, asked: Any,
-                            checklist: Checklist) -> bool:
-        result = await asked
-        if any(f.kind == "deferred" for f in result.failures):
-            return True
-        transient = [f for f in result.failures if f.kind in NOT_RECORDED]
-        if transient:
-            reason = f"{transient[0].kind}: {transient[0].message}"
-            summary.failed.append((trial_id, reason))
-            store.add_error(trial_id, "judge", reason)
-            return False
-        assert model is not None
-        store.record_judgments(
-            trial_id, source, result.judgments, checklist_hash=checklist.hash,
-            model=model.model_id, prompt_version=JUDGE_PROMPT_VERSION, seed=options.seed,
-            responses=result.responses, failures=result.failures)
-        for failure in result.failures:
-            store.add_error(trial_id, "judge", f"{failure.kind}: {failure.message}")
-        if not result.failures:
-            store.resolve_errors(trial_id, "judge")
-        return False
-
-    async def holistic(trial_id: str, instruction: str, view: Any) -> bool:
-        assert model is not None
-        value, rationale, response = await holistic_score(model, instruction, view,
-                                                          config=config)
-        if isinstance(response, ModelFailure) and response.kind == "deferred":
-            return True
-        if isinstance(response, ModelFailure) and response.kind in NOT_RECORDED:
-            reason = f"holistic {response.kind}: {response.message}"
-            summary.failed.append((trial_id, reason))
-            store.add_error(trial_id, "judge", reason)
-            return False
-        store.record_holistic(trial_id, value, rationale, model=model.model_id,
-                              prompt_version=HOLISTIC_PROMPT_VERSION, seed=options.seed,
-                              response=response)
-        return False
-
-    async def one(trial: Trial) -> None:
-        checklist = checklists.get(trial.task_id or "")
-        if checklist is None:
-            reason = f"no checklist for task {trial.task_id!r}"
-            summary.skipped.append((trial.id, reason))
-            store.add_error(trial.id, "judge", reason)
-            return
-        store.add_checklist(checklist)
-        store.add_trial(trial, checklist.hash)
-        store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
-        fresh = trial.id not in done_verifier
-        if fresh:
-            store.record_judgments(trial.id, "verifier", verifier_judgments(checklist,
-                                                                            trial.checks),
-                                   checklist_hash=checklist.hash, model=VERIFIER_JUDGE,
-                                   prompt_version="none", seed=None)
-        leak = verifier_output_in(trial, tasks.get(trial.task_id or ""))
-        if leak is not None and model is not None:
-            # Never judged from a log that shows the official test run: the judge-only and
-            # holistic scores must not see the outcome. The verifier judge above reads the
-            # per-check results, not the log, and stands.
-            reason = (f"not judged: step {leak[0]} shows the verifier's own output "
-                      f"({leak[1]!r})")
-            summary.skipped.append((trial.id, reason))
-            store.add_error(trial.id, "judge", reason)
-            return
-        need_llm = model is not None and trial.id not in done_llm
-        need_holistic = model is not None and options.holistic and trial.id not in have_holistic
-        need_generic = model is not None and options.generic and trial.id not in done_generic
-        if not need_llm and not need_holistic and not need_generic:
-            if fresh:
-                summary.judged += 1
-            else:
-                summary.resumed += 1
-            return
-        assert model is not None
-        task = tasks.get(trial.task_id or "")
-        owned = task_text(task.instruction, task.verifier_files) if task is not None else None
-        async with semaphore:
-            with task_owned_values(owned):
-                await ask(trial, checklist, task)
-
-    async def ask(trial: Trial, checklist: Checklist, task: Task | None) -> None:
-        assert model is not None
-        view = render_evidence(trial, budget_tokens=options.budget_tokens)
-        instruction = instruction_for(trial, task)
-        # Every request this trial needs is asked at once, so that a batch round queues
-        # them all (judge, holistic, generic) instead of one per round.
-        asks = []
-        if trial.id not in done_llm:
-            asks.append(judged_source(trial.id, "llm", judge_trial(
-                model, checklist, instruction, view, per_item=options.per_item,
-                config=config, evidence=options.evidence), checklist))
-        if options.holistic and trial.id not in have_holistic:
-            asks.append(holistic(trial.id, instruction, view))
-        if options.generic and trial.id not in done_generic:
-            generic = generic_checklist(trial.task_id or "")
-            asks.append(judged_source(trial.id, "generic", judge_trial(
-                model, generic, instruction, view, config=config,
-                evidence=options.evidence), generic))
-        failed_before = len(summary.failed)
-        deferred = await asyncio.gather(*asks)
-        if any(deferred):
-            summary.deferred += 1  # queued for a batch file; finished on a later run
-            return
-        if len(summary.failed) == failed_before:
-            summary.judged += 1
+    judging = _Judging(store, checklists, tasks, options, JudgeSummary(trials=len(trials)))
 
     async def tracked(trial: Trial) -> None:
         try:
-            await one(trial)
+            await judging.one(trial)
         finally:
             if progress is not None:
                 progress(trial.id)
 
     await asyncio.gather(*(tracked(t) for t in trials))
-    return summary
+    return judging.summary
+
+
+class _Judging:
+    """One judging pass: what is already done, and how each trial is judged."""
+
+    def __init__(self, store: RunStore, checklists: dict[str, Checklist],
+                 tasks: dict[str, Task], options: JudgeOptions, summary: JudgeSummary) -> None:
+        self.store, self.checklists, self.tasks = store, checklists, tasks
+        self.options, self.summary, self.model = options, summary, options.model
+        self.config = GenerationConfig(seed=options.seed)
+        self.done_verifier = store.done_set("verifier")
+        self.done_llm = store.done_set("llm")
+        if options.retry_failed:
+            self.done_llm -= store.trials_with_failed_judge()
+        self.have_holistic = set(store.holistic()) if options.holistic else set()
+        self.done_generic = store.done_set("generic") if options.generic else set()
+        self.semaphore = asyncio.Semaphore(options.concurrency)
+
+    def _transient(self, trial_id: str, reason: str) -> None:
+        self.summary.failed.append((trial_id, reason))
+        self.store.add_error(trial_id, "judge", reason)
+
+    async def judged_source(self, trial_id: str, source: str, asked: Any,
+                            checklist: Checklist) -> bool:
+        """Record one judge answer; True when it was queued for a batch."""
+        result = await asked
+        if any(f.kind == "deferred" for f in result.failures):
+            return True
+        transient = [f for f in result.failures if f.kind in NOT_RECORDED]
+        if transient:
+            self._transient(trial_id, f"{transient[0].kind}: {transient[0].message}")
+            return False
+        assert self.model is not None
+        self.store.record_judgments(
+            trial_id, source, result.judgments, checklist_hash=checklist.hash,
+            model=self.model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
+            seed=self.options.seed, responses=result.responses, failures=result.failures)
+        for failure in result.failures:
+            self.store.add_error(trial_id, "judge", f"{failure.kind}: {failure.message}")
+        if not result.failures:
+            self.store.resolve_errors(trial_id, "judge")
+        return False
+
+    async def holistic(self, trial_id: str, instruction: str, view: Any) -> bool:
+        """Record the holistic baseline; True when it was queued for a batch."""
+        assert self.model is not None
+        value, rationale, response = await holistic_score(self.model, instruction, view,
+                                                          config=self.config)
+        if isinstance(response, ModelFailure) and response.kind == "deferred":
+            return True
+        if isinstance(response, ModelFailure) and response.kind in NOT_RECORDED:
+            self._transient(trial_id, f"holistic {response.kind}: {response.message}")
+            return False
+        self.store.record_holistic(trial_id, value, rationale, model=self.model.model_id,
+                                   prompt_version=HOLISTIC_PROMPT_VERSION,
+                                   seed=self.options.seed, response=response)
+        return False
+
+    def _skip(self, trial_id: str, reason: str) -> None:
+        self.summary.skipped.append((trial_id, reason))
+        self.store.add_error(trial_id, "judge", reason)
+
+    async def one(self, trial: Trial) -> None:
+        """The verifier judge, then whatever the model still has to answer for ``trial``."""
+        checklist = self.checklists.get(trial.task_id or "")
+        if checklist is None:
+            self._skip(trial.id, f"no checklist for task {trial.task_id!r}")
+            return
+        store = self.store
+        store.add_checklist(checklist)
+        store.add_trial(trial, checklist.hash)
+        store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
+        fresh = trial.id not in self.done_verifier
+        if fresh:
+            store.record_judgments(trial.id, "verifier", verifier_judgments(checklist,
+                                                                            trial.checks),
+                                   checklist_hash=checklist.hash, model=VERIFIER_JUDGE,
+                                   prompt_version="none", seed=None)
+        task = self.tasks.get(trial.task_id or "")
+        leak = verifier_output_in(trial, task)
+        if leak is not None and self.model is not None:
+            # Never judged from a log that shows the official test run: the judge-only and
+            # holistic scores must not see the outcome. The verifier judge above reads the
+            # per-check results, not the log, and stands.
+            self._skip(trial.id, f"not judged: step {leak[0]} shows the verifier's own "
+                       f"output ({leak[1]!r})")
+            return
+        if not self._needs_model(trial.id):
+            if fresh:
+                self.summary.judged += 1
+            else:
+                self.summary.resumed += 1
+            return
+        owned = task_text(task.instruction, task.verifier_files) if task is not None else None
+        async with self.semaphore:
+            with task_owned_values(owned):
+                await self.ask(trial, checklist, task)
+
+    def _needs_model(self, trial_id: str) -> bool:
+        if self.model is None:
+            return False
+        return trial_id not in self.done_llm or \
+            (self.options.holistic and trial_id not in self.have_holistic) or \
+            (self.options.generic and trial_id not in self.done_generic)
+
+    async def ask(self, trial: Trial, checklist: Checklist, task: Task | None) -> None:
+        """Every request this trial needs, asked at once, so that a batch round queues them
+        all (judge, holistic, generic) instead of one per round."""
+        assert self.model is not None
+        options, model = self.options, self.model
+        view = render_evidence(trial, budget_tokens=options.budget_tokens)
+        instruction = instruction_for(trial, task)
+        asks = []
+        if trial.id not in self.done_llm:
+            asks.append(self.judged_source(trial.id, "llm", judge_trial(
+                model, checklist, instruction, view, per_item=options.per_item,
+                config=self.config, evidence=options.evidence), checklist))
+        if options.holistic and trial.id not in self.have_holistic:
+            asks.append(self.holistic(trial.id, instruction, view))
+        if options.generic and trial.id not in self.done_generic:
+            generic = generic_checklist(trial.task_id or "")
+            asks.append(self.judged_source(trial.id, "generic", judge_trial(
+                model, generic, instruction, view, config=self.config,
+                evidence=options.evidence), generic))
+        failed_before = len(self.summary.failed)
+        deferred = await asyncio.gather(*asks)
+        if any(deferred):
+            self.summary.deferred += 1  # queued for a batch file; finished on a later run
+            return
+        if len(self.summary.failed) == failed_before:
+            self.summary.judged += 1
