@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from agentcredit.checklists.gates import GateFailure
+from agentcredit.gating import GateFailure
 from agentcredit.schema import GuidanceStage, Lineage, RubricCriterion, Skill
 from agentcredit.skills.gates import GateContext, run_skill_gates
 from agentcredit.skills.tool_names import ToolOrigin, ToolSet, guidance_tools

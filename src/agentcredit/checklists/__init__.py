@@ -8,9 +8,10 @@ from agentcredit.checklists.freeze import (
     load_checklist,
     load_checklists,
 )
-from agentcredit.checklists.gates import GateFailure, run_gates
+from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION, Rejection, synthesize
+from agentcredit.gating import GateFailure
 
 __all__ = [
     "PROMPT_VERSION",

@@ -10,9 +10,10 @@ from pathlib import Path
 
 from agentcredit.checklists.derive import derive_items
 from agentcredit.checklists.freeze import file_name, freeze, make_checklist
-from agentcredit.checklists.gates import GateFailure, run_gates
+from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.synthesize import Rejection, synthesize
+from agentcredit.gating import GateFailure
 from agentcredit.llm.client import Model
 from agentcredit.schema import Checklist, Task
 

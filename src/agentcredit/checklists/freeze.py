@@ -16,9 +16,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agentcredit.checklists.gates import HASH, LOCK, GateFailure
+from agentcredit.checklists.gates import HASH, LOCK
 from agentcredit.checklists.rules import Rules
 from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.gating import GateFailure
 from agentcredit.hashing import atomic_write, canonical_sha256
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error

@@ -7,11 +7,11 @@ means the gate passed. :func:`run_gates` runs them all.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.text import normalize_text, quote_in, sentences, words
 from agentcredit.formats.pytest_checks import strip_parameters
+from agentcredit.gating import GateFailure
 from agentcredit.schema import ChecklistItem, Waiver
 
 SHAPE = "G-SHAPE"
@@ -27,20 +27,6 @@ WAIVER = "G-WAIVER"
 COUNT = "G-COUNT"
 HASH = "G-HASH"
 LOCK = "G-LOCK"
-
-
-@dataclass(frozen=True)
-class GateFailure:
-    """One gate failing for one item (or for the whole checklist when item_id is None)."""
-
-    code: str
-    item_id: str | None
-    message: str
-    scope: str = "checklist"
-
-    def __str__(self) -> str:
-        where = f"item {self.item_id}" if self.item_id else self.scope
-        return f"[{self.code}] {where}: {self.message}"
 
 
 def gate_shape(items: Sequence[ChecklistItem]) -> list[GateFailure]:

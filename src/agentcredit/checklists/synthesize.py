@@ -13,11 +13,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentcredit.checklists.freeze import make_checklist
-from agentcredit.checklists.gates import GateFailure, requirement_sentences, run_gates
+from agentcredit.checklists.gates import requirement_sentences, run_gates
 from agentcredit.checklists.rules import Rules
+from agentcredit.gating import Deferred, Failed, GateFailure, Rejected, generate_gated
 from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_owned_values, task_text
-from agentcredit.llm.types import Message, ModelFailure
+from agentcredit.llm.types import Message
 from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
 
 PROMPT_VERSION = "gcpc-synth-1"
@@ -129,21 +130,28 @@ def draft_to_items(draft: DraftChecklist) -> tuple[list[ChecklistItem], list[Wai
 async def synthesize(task: Task, model: Model, rules: Rules, *,
                      max_repairs: int = 2) -> Checklist | Rejection:
     """A gated checklist for ``task``, or the reason there is none."""
-    messages = synthesis_messages(task, rules)
-    failures: list[GateFailure] = []
-    for attempt in range(1, max_repairs + 2):
-        with task_owned_values(task_text(task.instruction, task.verifier_files)):
-            result = await model.generate(messages, schema=DraftChecklist)
-        if isinstance(result, ModelFailure):
-            return Rejection(task.id, f"model call failed: {result.kind}: {result.message}",
-                             failures, attempt)
-        draft = DraftChecklist.model_validate(result.parsed)
-        items, waivers = draft_to_items(draft)
-        failures = run_gates(items, waivers, task.instruction, task.checks, rules)
-        if not failures:
-            return make_checklist(task.id, items, waivers, rules, synthesizer=model.model_id,
-                                  prompt_version=PROMPT_VERSION)
-        messages = [*messages, Message(role="assistant", content=result.text),
-                    repair_message(failures)]
-    return Rejection(task.id, f"gates still failing after {max_repairs} repairs", failures,
-                     max_repairs + 1)
+    drafts: list[tuple[list[ChecklistItem], list[Waiver]]] = []
+
+    def build(draft: DraftChecklist) -> tuple[list[ChecklistItem], list[Waiver]]:
+        drafts.append(draft_to_items(draft))
+        return drafts[-1]
+
+    def gates(record: tuple[list[ChecklistItem], list[Waiver]]) -> list[GateFailure]:
+        return run_gates(record[0], record[1], task.instruction, task.checks, rules)
+
+    result = await generate_gated(
+        model, synthesis_messages(task, rules), DraftChecklist, build, gates, repair_message,
+        max_repairs=max_repairs,
+        around=lambda: task_owned_values(task_text(task.instruction, task.verifier_files)))
+    if isinstance(result, Deferred):
+        return Rejection(task.id, "model call failed: deferred: queued for a batch file",
+                         [], len(drafts) + 1)
+    if isinstance(result, Failed):
+        return Rejection(task.id, result.reason, [], len(drafts) + 1)
+    if isinstance(result, Rejected):
+        return Rejection(task.id, f"gates still failing after {max_repairs} repairs",
+                         result.failures, result.attempts)
+    assert result is not None
+    items, waivers = result
+    return make_checklist(task.id, items, waivers, rules, synthesizer=model.model_id,
+                          prompt_version=PROMPT_VERSION)

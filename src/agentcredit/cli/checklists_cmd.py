@@ -14,7 +14,7 @@ from rich.table import Table
 
 from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
-from agentcredit.checklists.gates import GateFailure, run_gates
+from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import load_rules
 from agentcredit.cli.options import (
     BaseUrlOpt,
@@ -29,6 +29,7 @@ from agentcredit.cli.options import (
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats import load
+from agentcredit.gating import GateFailure
 from agentcredit.schema import Task
 
 app = typer.Typer(help="Build, check and show frozen GCPC checklists.", no_args_is_help=True)

@@ -36,6 +36,7 @@ from agentcredit.evolve.propose import (
     propose_rubric,
 )
 from agentcredit.evolve.runners import Rollout, RolloutRunner
+from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.rewards.table import rubric_satisfaction
@@ -45,7 +46,6 @@ from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_has
 from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.importing import require_rubric
-from agentcredit.skills.stages import Failed, Pending, Rejected
 from agentcredit.skills.tool_names import seen_tools
 
 STORE = "evolve.sqlite"
@@ -158,8 +158,8 @@ class _Loop:
             value = {"kind": "rejected", "reason": "proposal failed the skill gates: " +
                      "; ".join(str(f) for f in result.failures[:5])}
         else:
-            assert isinstance(result, (Pending, Failed))
-            reason = "batch mode is not supported by evolve" if isinstance(result, Pending) \
+            assert isinstance(result, (Deferred, Failed))
+            reason = "batch mode is not supported by evolve" if isinstance(result, Deferred) \
                 else result.reason
             return f"proposal call failed: {reason}"  # not stored: retried on the next run
         self._put(f"{kind}-proposal", unit, key, value)

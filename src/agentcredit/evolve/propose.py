@@ -16,13 +16,14 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.judging.evidence import render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message
 from agentcredit.schema import GuidanceStage, ParentRef, Skill, Trial, TrialVerdict
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import SYSTEM, DraftCriterion, DraftStage
-from agentcredit.skills.stages import Failed, Pending, Rejected, ask_gated, criteria
+from agentcredit.skills.stages import ask_gated, criteria
 
 PROPOSE_PROMPT_VERSION = "skillrubric-evolve-1"
 RubricDefectKind = Literal["ambiguity", "coverage", "applicability", "verifiability",
@@ -71,7 +72,7 @@ class Proposal:
     rationale: str
 
 
-Outcome = Proposal | NoProposal | Pending | Failed | Rejected
+Outcome = Proposal | NoProposal | Deferred | Failed | Rejected
 
 
 def evidence_block(trials: Sequence[Trial], verdicts: dict[str, TrialVerdict], *,
@@ -186,7 +187,7 @@ async def _propose(skill: Skill, trials: Sequence[Trial], model: Model, context:
     return _wrap(result, seen[-1] if seen else None)
 
 
-def _wrap(result: Skill | Pending | Failed | Rejected | None,
+def _wrap(result: Skill | Deferred | Failed | Rejected | None,
           answer: GuidanceDiagnosis | RubricDiagnosis | None) -> Outcome:
     defects: tuple[str, ...] = ()
     rationale = ""

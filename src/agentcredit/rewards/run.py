@@ -7,10 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcredit.formats.join import first_user_message
+from agentcredit.gating import Deferred, Failed
 from agentcredit.llm.client import Model
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
-from agentcredit.rewards.verifier import Deferred, VerifyFailed, verify_trial
+from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.skills.bank import skill_hash
 from agentcredit.store.run_store import RunStore
@@ -59,7 +60,7 @@ async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: 
             elif isinstance(result, Deferred):
                 summary.deferred[item.trial.id] = result.stage
             else:
-                assert isinstance(result, VerifyFailed)
+                assert isinstance(result, Failed)
                 summary.failed[item.trial.id] = result.reason
                 store.add_error(item.trial.id, "turn-verifier", result.reason)
         if progress is not None:

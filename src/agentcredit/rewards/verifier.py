@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from agentcredit.formats.boundary import verifier_output_in
+from agentcredit.gating import Deferred, Failed
 from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, ModelFailure
@@ -47,20 +47,6 @@ _IMAGE_WORDS = re.compile(r"\b(image|images|screenshot|screenshots|picture|photo
                           r"rendered|visual(?:ly)?)\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Deferred:
-    """A call of this trial was queued for a batch file."""
-
-    stage: str
-
-
-@dataclass(frozen=True)
-class VerifyFailed:
-    """The coarse call failed: nothing can be said about this trial."""
-
-    reason: str
-
-
 def agent_turns(trial: TrialRecord) -> list[int]:
     """Step numbers (1-based, as in the evidence view) of the agent's steps."""
     return [step.index + 1 for step in trial.steps if step.source == "agent"]
@@ -84,12 +70,12 @@ def has_images(trial: TrialRecord) -> bool:
 
 async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instruction: str, *,
                        budget_tokens: int = 24_000, seed: int = 0,
-                       ) -> TrialVerdict | Deferred | VerifyFailed:
+                       ) -> TrialVerdict | Deferred | Failed:
     """The turn verdicts of one trial under ``skill``'s rubric."""
     rubric = require_rubric(skill).rubric or ()
     leak = verifier_output_in(trial, None)
     if leak is not None:
-        return VerifyFailed(f"not verified: step {leak[0]} shows the verifier's own output "
+        return Failed(f"not verified: step {leak[0]} shows the verifier's own output "
                             f"({leak[1]!r})")
     turns = agent_turns(trial)
     config = GenerationConfig(seed=seed)
@@ -98,8 +84,8 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
                                   schema=CoarseAnswer, config=config)
     if isinstance(coarse, ModelFailure):
         if coarse.kind == "deferred":
-            return Deferred("coarse")
-        return VerifyFailed(f"coarse call failed: {coarse.kind}: {coarse.message}")
+            return Deferred(stage="coarse")
+        return Failed(f"coarse call failed: {coarse.kind}: {coarse.message}")
     answer = CoarseAnswer.model_validate(coarse.parsed)
     summaries = {t.step: t.summary for t in answer.turns if t.step in turns}
     selections = {c.criterion_id: c for c in answer.criteria}
@@ -122,7 +108,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
                                       schema=FineAnswer, config=config)
         if isinstance(result, ModelFailure):
             if result.kind == "deferred":
-                return Deferred("fine")
+                return Deferred(stage="fine")
             return _flat(criterion.id, "failed", turns,
                          f"fine call failed: {result.kind}: {result.message}")
         fine = FineAnswer.model_validate(result.parsed)

@@ -25,6 +25,7 @@ from typing import Any
 
 from agentcredit.checklists.freeze import file_name
 from agentcredit.formats.oracle import read_oracle
+from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message, ModelCallError
@@ -36,7 +37,7 @@ from agentcredit.skills.cluster import complete_linkage
 from agentcredit.skills.embed import Embedder, cosine_matrix
 from agentcredit.skills.gates import RULES_VERSION, GateContext
 from agentcredit.skills.leaks import leak_literals
-from agentcredit.skills.stages import Failed, Pending, Rejected, ask, ask_gated, skill_from_draft
+from agentcredit.skills.stages import ask, ask_gated, skill_from_draft
 from agentcredit.skills.tool_names import seen_tools
 
 STAGES = ("intra-teacher", "cross-teacher", "dual-view", "cross-task")
@@ -110,7 +111,7 @@ class _Build:
 
     def _record(self, stage: str, unit: str, key: str, result: Any) -> tuple[str, Any] | None:
         counts = self.report.units[stage]
-        if isinstance(result, Pending):
+        if isinstance(result, Deferred):
             counts["queued"] += 1
             self.report.waiting = self.report.waiting or stage
             return None
@@ -231,7 +232,7 @@ async def _teacher(build: _Build, task: Task, teacher: str,
 async def _as_dict(pending: Awaitable[Any]) -> Any:
     """A stage answer as JSON-ready data (markers pass through)."""
     value = await pending
-    if isinstance(value, (Pending, Failed, Rejected)):
+    if isinstance(value, (Deferred, Failed, Rejected)):
         return value
     return value.model_dump(mode="json")
 

@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentcredit.checklists.gates import GateFailure
 from agentcredit.formats.join import normalize_text
+from agentcredit.gating import GateFailure
 from agentcredit.schema import Skill
 from agentcredit.skills.leaks import find_leaks
 from agentcredit.skills.tool_names import ToolSet, named_tools

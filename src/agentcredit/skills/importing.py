@@ -7,11 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcredit.errors import ConfigError
+from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.llm.client import Model
 from agentcredit.schema import Skill
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import RubricDraft, import_rubric_messages
-from agentcredit.skills.stages import Failed, Pending, Rejected, ask_gated, criteria
+from agentcredit.skills.stages import ask_gated, criteria
 from agentcredit.skills.tool_names import guidance_tools
 
 
@@ -34,7 +35,7 @@ def require_rubric(skill: Skill) -> Skill:
     return skill
 
 
-async def derive_rubric(skill: Skill, model: Model) -> Skill | Pending | Failed | Rejected:
+async def derive_rubric(skill: Skill, model: Model) -> Skill | Deferred | Failed | Rejected:
     """The skill with a gated rubric derived from its guidance (one call, ≤ 2 repairs)."""
     context = GateContext(tools=guidance_tools(skill.guidance_text()), require_trials=False)
 
@@ -65,7 +66,7 @@ async def derive_rubrics(skills: Sequence[Skill], model: Model, *, concurrency: 
         if isinstance(result, Skill):
             report.derived.append(skill.id)
             return result
-        if isinstance(result, Pending):
+        if isinstance(result, Deferred):
             report.queued.append(skill.id)
         elif isinstance(result, Failed):
             report.failed.append((skill.id, result.reason))

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from agentcredit.checklists.gates import GateFailure
+from agentcredit.gating import GateFailure
 from agentcredit.judging.evidence import render_evidence
 from agentcredit.llm.types import Message
 from agentcredit.schema import Skill, Task, Trial
