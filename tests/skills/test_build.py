@@ -17,8 +17,8 @@ from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.schema import AgentInfo
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.build import BuildOptions, build_bank
-from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.embed import make_embedder
+from agentcredit.store.units import UnitStore
 from tests.conftest import EXAMPLES, ROOT
 from tests.llm.batch_rounds import batch_round
 from tests.llm.fake_server import FakeLLMServer
@@ -188,7 +188,7 @@ def test_a_killed_build_resumes_without_repeating_a_finished_call(tmp_path: Path
     # 3 teacher x task units, 3 consolidations, 3 dual views, 1 merge: each asked once.
     assert sorted(titles) == sorted(["TeacherAnalysis"] * 3 + ["ConsolidatedSkill"] * 3 +
                                     ["DualViewDraft"] * 3 + ["MergeAnswer"])
-    store = BuildStore(out)
+    store = UnitStore(out)
     assert store.counts() == {"intra-teacher": 3, "cross-teacher": 3, "dual-view": 3,
                               "cross-task": 1}
     assert len(load_bank(out).skills) == 1

@@ -43,10 +43,10 @@ from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_hash
-from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.importing import require_rubric
 from agentcredit.skills.tool_names import seen_tools
+from agentcredit.store.units import UnitStore
 
 STORE = "evolve.sqlite"
 
@@ -93,7 +93,7 @@ class _Loop:
         self.bank_dir, self.skill_id, self.tasks = bank_dir, skill_id, list(tasks)
         self.runner, self.proposer, self.verifier = runner, proposer, verifier
         self.options, self.progress = options, progress
-        self.store = BuildStore(bank_dir / "evolve", STORE)
+        self.store = UnitStore(bank_dir / "evolve", STORE)
         self.report = EvolveReport()
         self.pool: list[_Pooled] = []
         self.verdicts: dict[str, TrialVerdict] = {}

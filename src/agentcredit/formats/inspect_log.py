@@ -32,7 +32,7 @@ from typing import Any
 from agentcredit.errors import InputError, PrerequisiteError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict
-from agentcredit.formats._io import DEFAULT_MAX_BYTES, parse_json
+from agentcredit.formats.safe_io import DEFAULT_MAX_BYTES, parse_json
 from agentcredit.schema import (
     AgentInfo,
     DroppedText,

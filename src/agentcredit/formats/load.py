@@ -21,15 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import AgentCreditError, InputError
-from agentcredit.formats._io import (
-    file_size,
-    first_byte,
-    iter_jsonl_lenient,
-    parse_json,
-    peek_first_json_line,
-    read_bytes,
-    read_json,
-)
 from agentcredit.formats.boundary import guard_trial
 from agentcredit.formats.harbor_task import read_harbor_task
 from agentcredit.formats.harbor_trial import is_harbor_trial_result, read_harbor_trial
@@ -38,6 +29,15 @@ from agentcredit.formats.inspect_log import (
     is_inspect_document,
     read_document,
     read_eval,
+)
+from agentcredit.formats.safe_io import (
+    file_size,
+    first_byte,
+    iter_jsonl_lenient,
+    parse_json,
+    peek_first_json_line,
+    read_bytes,
+    read_json,
 )
 from agentcredit.formats.swebench import is_swebench_instance, read_swebench_instance
 from agentcredit.formats.tb1_task import read_tb1_task

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentcredit.errors import InputError
-from agentcredit.formats._io import iter_jsonl_lenient, read_text
 from agentcredit.formats.harbor_task import ORACLE_DIRS
+from agentcredit.formats.safe_io import iter_jsonl_lenient, read_text
 from agentcredit.formats.swebench import swebench_oracle
 from agentcredit.formats.tb1_task import ORACLE_FILES
 from agentcredit.schema import Oracle, Task

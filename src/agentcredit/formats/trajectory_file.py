@@ -9,12 +9,6 @@ from typing import Any
 import pydantic_core
 
 from agentcredit.errors import InputError
-from agentcredit.formats._io import (
-    TooLarge,
-    parse_json,
-    peek_first_json_line,
-    read_bytes,
-)
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.atif import is_atif, is_episode_list, read_atif, read_episode_list
 from agentcredit.formats.claude_code import is_claude_code_event, read_claude_code
@@ -25,6 +19,12 @@ from agentcredit.formats.openai_messages import (
     read_message_jsonl,
     read_message_list,
     read_mini_swe_agent,
+)
+from agentcredit.formats.safe_io import (
+    TooLarge,
+    parse_json,
+    peek_first_json_line,
+    read_bytes,
 )
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcredit.formats._io import iter_jsonl_lenient
+from agentcredit.formats.safe_io import iter_jsonl_lenient
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.providers import ProviderError, make_provider
 from agentcredit.llm.types import ModelResponse

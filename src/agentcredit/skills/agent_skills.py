@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from agentcredit.errors import InputError
-from agentcredit.formats._io import read_text
+from agentcredit.formats.safe_io import read_text
 from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema import Lineage, Skill
 from agentcredit.schema.skill import SkillFile

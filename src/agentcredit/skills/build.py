@@ -32,13 +32,13 @@ from agentcredit.llm.types import Message, ModelCallError
 from agentcredit.schema import Lineage, ParentRef, Skill, SkillBank, Task, Trial
 from agentcredit.skills import prompts
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, make_bank, read_bank, slug, unique_ids
-from agentcredit.skills.build_store import BuildStore
 from agentcredit.skills.cluster import complete_linkage
 from agentcredit.skills.embed import Embedder, cosine_matrix
 from agentcredit.skills.gates import RULES_VERSION, GateContext
 from agentcredit.skills.leaks import leak_literals
 from agentcredit.skills.stages import ask, ask_gated, skill_from_draft
 from agentcredit.skills.tool_names import seen_tools
+from agentcredit.store.units import UnitStore
 
 STAGES = ("intra-teacher", "cross-teacher", "dual-view", "cross-task")
 REJECTIONS = "rejections"
@@ -82,7 +82,7 @@ class _Build:
         self.out = out
         self.options = options
         self.report = report
-        self.store = BuildStore(out)
+        self.store = UnitStore(out)
         self.progress = progress
         self.semaphore = asyncio.Semaphore(max(1, options.concurrency))
 

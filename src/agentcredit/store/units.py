@@ -1,8 +1,11 @@
-"""The build store: every stage's output per input unit, in ``BANK/build.sqlite`` (WAL).
+"""The unit store: resumable units of work keyed by content hash, in one SQLite file (WAL).
 
 A unit's output is written in its own transaction the moment it is known, keyed by the
-stage, the unit and a hash of the unit's inputs; a killed build therefore resumes without
+stage, the unit and a hash of the unit's inputs; a killed job therefore resumes without
 asking the model again for anything finished, and changed inputs are asked for afresh.
+The SkillBank build (``BANK/build.sqlite``) and co-evolution (``BANK/evolve/evolve.sqlite``)
+keep their units here; the GCPC run store (:mod:`agentcredit.store.run_store`) keeps judged
+trials.
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ CREATE TABLE IF NOT EXISTS errors (
 """
 
 
-class BuildStore:
-    """Typed access to a build's SQLite file."""
+class UnitStore:
+    """Typed access to a unit store's SQLite file."""
 
     def __init__(self, directory: Path, name: str = STORE_NAME) -> None:
         directory.mkdir(parents=True, exist_ok=True)
