@@ -18,37 +18,18 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats.boundary import guard_trial
-from agentcredit.formats.harbor_task import read_harbor_task
-from agentcredit.formats.harbor_trial import is_harbor_trial_result, read_harbor_trial
-from agentcredit.formats.inspect_log import (
-    InspectRead,
-    is_inspect_document,
-    read_document,
-    read_eval,
+from agentcredit.formats.registry import (
+    ENTRY_POINT_GROUP,
+    file_readers,
+    file_suffixes,
+    folder_readers,
+    plugin_problems,
 )
-from agentcredit.formats.safe_io import (
-    file_size,
-    first_byte,
-    iter_jsonl_lenient,
-    parse_json,
-    peek_first_json_line,
-    read_bytes,
-    read_json,
-)
-from agentcredit.formats.swebench import is_swebench_instance, read_swebench_instance
-from agentcredit.formats.tb1_task import read_tb1_task
-from agentcredit.formats.tb1_trial import is_tb1_trial_result, read_tb1_trial, tb1_trial_from_result
-from agentcredit.formats.trajectory_file import (
-    is_trajectory_document,
-    read_trajectory_file,
-    sniff_jsonl,
-    trajectory_from_document,
-)
-from agentcredit.schema import AgentInfo, ReadError, Task, Trial
+from agentcredit.formats.safe_io import file_size
+from agentcredit.schema import ReadError, Task, Trial
 
 _SKIPPED_LINE = re.compile(r"^line \d+: (line is|malformed JSON|invalid UTF-8|not a JSON object)")
 _SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "environment", "solution"}
@@ -79,6 +60,9 @@ class _Loader:
         self.inspect_scorer = inspect_scorer
         self.out = LoadResult()
         self.seen_dirs: set[tuple[int, int]] = set()
+        self.suffixes = file_suffixes()
+        self.out.warnings += [ReadError(path=ENTRY_POINT_GROUP, reason=p, fatal=False)
+                              for p in plugin_problems()]
 
     def error(self, path: str, reason: str, *, fatal: bool = True) -> None:
         if self.strict:
@@ -155,7 +139,7 @@ class _Loader:
                     self.out.warnings.append(ReadError(
                         path=entry.path, fatal=False,
                         reason="empty or partial trial folder (no result.json): skipped"))
-        elif entry.name.endswith((".json", ".jsonl", ".eval")):
+        elif entry.name.endswith(self.suffixes):
             self.file(path, explicit=False)
 
     def _count(self) -> int:
@@ -163,170 +147,19 @@ class _Loader:
             len(self.out.warnings)
 
     def try_record_folder(self, folder: Path, names: set[str]) -> bool:
-        """Read the folder as a task or trial if it is one; True when it was."""
-        try:
-            if "instruction.md" in names and "task.toml" in names:
-                self.add_task(read_harbor_task(folder), "harbor-task")
-                return True
-            if "task.yaml" in names and "task.toml" not in names:
-                self.add_task(read_tb1_task(folder), "tb1-task")
-                return True
-        except InputError as exc:
-            self.error(exc.path, exc.reason)
-            return True
-        for name in ("result.json", "results.json"):
-            if name in names:
-                return self.trial_folder(folder, folder / name, names)
-        return False
-
-    def trial_folder(self, folder: Path, result_path: Path, names: set[str]) -> bool:
-        looks_like_trial = bool({"agent", "verifier", "sessions"} & names)
-        try:
-            value = read_json(result_path)
-        except InputError as exc:
-            if looks_like_trial:
-                self.unusable_result(folder, exc.path, exc.reason)
-                return True
-            return False
-        if not isinstance(value, dict) and looks_like_trial:
-            self.unusable_result(folder, str(result_path), "expected a JSON object, found "
-                                 f"{type(value).__name__}")
-            return True
-        if is_harbor_trial_result(value):
-            trial, problems = read_harbor_trial(folder, value)
-            for path, reason in problems:
-                self.error(path, reason, fatal=False)
-            self.add_trial(trial)
-            return True
-        if is_tb1_trial_result(value):
-            trial, log_problems = read_tb1_trial(folder, *_tb1_run_metadata(folder))
-            for reason in log_problems:
-                self.error(str(folder / "sessions" / "agent.log"), reason, fatal=False)
-            self.add_trial(trial)
-            return True
-        if looks_like_trial:
-            self.unusable_result(folder, str(result_path), "neither a Harbor trial result "
-                                 "(trial_name, task_name) nor a Terminal-Bench 1 result")
-            return True
-        return False
-
-    def unusable_result(self, folder: Path, where: str, reason: str) -> None:
-        """A trial folder whose result file cannot be used: kept as a trial with a reason."""
-        self.error(where, reason, fatal=False)
-        name = folder.name
-        stand_in = {"trial_name": name, "task_name": name.split("__")[0]}
-        trial, problems = read_harbor_trial(folder, stand_in)
-        for path, problem in problems:
-            self.error(path, problem, fatal=False)
-        self.add_trial(trial.model_copy(update={
-            "outcome": "none", "reward": None, "task_id": None if "__" not in name
-            else stand_in["task_name"],
-            "outcome_reason": f"result file unusable ({reason})"}))
-
-    def inspect_log(self, read: InspectRead) -> None:
-        for task in read.tasks:
-            self.add_task(task, "inspect-task")
-        for trial in read.trials:
-            self.add_trial(trial)
-        for where, reason in read.problems:
-            self.error(where, reason, fatal=False)
+        """Read the folder as one record if a folder reader takes it; True when one did."""
+        frozen = frozenset(names)
+        return any(reader.read(folder, frozen, self) for reader in folder_readers())
 
     def file(self, path: Path, *, explicit: bool) -> None:
-        if path.suffix == ".eval":
-            try:
-                self.inspect_log(read_eval(path, self.inspect_scorer))
-            except InputError as exc:
-                self.error(exc.path, exc.reason)
-            return
-        lead = first_byte(path)
-        if lead == b"{" and self.jsonl(path):
-            return
-        try:
-            raw = read_bytes(path)
-            doc = parse_json(path, raw)
-        except InputError as exc:
-            if explicit or path.name.endswith("trajectory.json") or path.suffix == ".jsonl":
-                self.error(exc.path, exc.reason)
-            return
-        if is_inspect_document(doc):
-            self.inspect_log(read_document(path, doc, self.inspect_scorer))
-            return
-        if is_trajectory_document(doc):
-            try:
-                parsed = trajectory_from_document(path, raw, doc)
-            except InputError as exc:
-                self.error(exc.path, exc.reason)
+        """Offer the file to the file readers (a walked file only to those whose suffixes
+        match its name) until one takes it."""
+        for reader in file_readers():
+            if (explicit or path.name.endswith(reader.suffixes)) and \
+                    reader.read(path, self, explicit=explicit):
                 return
-            self.add_trial(Trial(
-                id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
-                steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
-                usage=parsed.usage, format=parsed.format, source_path=str(path),
-                trajectory_path=str(path), notes=parsed.notes, dropped=parsed.dropped,
-            ))
-        elif is_swebench_instance(doc):
-            self.swebench_value(path, 1, doc)
-        elif explicit:
-            try:
-                trajectory_from_document(path, raw, doc)
-            except InputError as exc:
-                self.error(exc.path, exc.reason)
-
-    def jsonl(self, path: Path) -> bool:
-        """Handle line-oriented files; False when the file is not one of ours."""
-        first = peek_first_json_line(path)
-        kind = sniff_jsonl(path)
-        if kind is not None:
-            try:
-                parsed = read_trajectory_file(path)
-            except InputError as exc:
-                self.error(exc.path, exc.reason)
-                return True
-            self.add_trial(Trial(
-                id=_trial_id_from_file(path), agent=parsed.agent, model=parsed.model,
-                steps=parsed.steps, outcome="none", outcome_reason="no verifier result",
-                usage=parsed.usage, format=parsed.format, source_path=str(path),
-                trajectory_path=str(path), notes=parsed.notes, dropped=parsed.dropped,
-            ))
-            return True
-        if is_swebench_instance(first) or is_tb1_trial_result(first):
-            self.listing(path)
-            return True
-        return False
-
-    def listing(self, path: Path) -> None:
-        try:
-            for line, _, _, value, problem in iter_jsonl_lenient(path):
-                where = f"{path}:{line}"
-                if problem is not None:
-                    self.error(where, problem)
-                elif is_swebench_instance(value):
-                    self.swebench_value(path, line, value)
-                elif is_tb1_trial_result(value):
-                    self.tb1_outcome(where, value)
-                else:
-                    self.error(where, "line is neither a SWE-bench instance nor a TB1 outcome")
-        except InputError as exc:
-            self.error(exc.path, exc.reason)
-
-    def swebench_value(self, path: Path, line: int, value: dict[str, Any]) -> None:
-        try:
-            self.add_task(read_swebench_instance(value, path, line), "swebench-instance")
-        except (InputError, ValueError) as exc:
-            reason = exc.reason if isinstance(exc, InputError) else str(exc).splitlines()[0]
-            self.error(f"{path}:{line}", reason)
-
-    def tb1_outcome(self, where: str, value: dict[str, Any]) -> None:
-        submission = value.get("submission")
-        trial_id = f"{submission}/{value['trial_name']}" if submission else str(value["trial_name"])
-        try:
-            trial = tb1_trial_from_result(
-                value, trial_id=trial_id, source=where, fmt="tb1-outcome",
-                agent=AgentInfo(name=str(submission)) if submission else None,
-            )
-        except (ValueError, KeyError) as exc:
-            self.error(where, f"wrong field types: {str(exc).splitlines()[0]}")
-            return
-        self.add_trial(trial)
+        if explicit:
+            self.error(str(path), "no reader takes this file")
 
     def add_task(self, task: Task, fmt: str) -> None:
         if not is_clean_text(task.id):
@@ -452,33 +285,6 @@ def _gc_paused() -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
             gc.enable()
-
-
-def _trial_id_from_file(path: Path) -> str:
-    name = path.name
-    for suffix in (".traj.json", ".json", ".jsonl", ".txt"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-            break
-    if name in ("trajectory", "claude-code") and path.parent.name == "agent":
-        return path.parent.parent.name
-    return name
-
-
-def _tb1_run_metadata(folder: Path) -> tuple[str | None, str | None]:
-    """(agent_name, model_name) from the run's run_metadata.json, when there is one."""
-    for candidate in (folder.parent / "run_metadata.json",
-                      folder.parent.parent / "run_metadata.json"):
-        if candidate.is_file():
-            try:
-                meta = read_json(candidate)
-            except InputError:
-                return None, None
-            if not isinstance(meta, dict):
-                return None, None
-            agent, model = meta.get("agent_name"), meta.get("model_name")
-            return (str(agent) if agent else None, str(model) if model else None)
-    return None, None
 
 
 def _dir_key_or_none(folder: Path) -> tuple[int, int] | None:

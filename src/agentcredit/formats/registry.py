@@ -1,0 +1,132 @@
+"""The reader registry: which reader takes a folder or a file, decided by content.
+
+A *folder reader* is offered every folder the loader walks (with the names it holds); a
+*file reader* every file whose name ends with one of its ``suffixes`` (and any file given
+explicitly). Each reader's ``read`` says whether the input was its own (True) and hands
+what it read to the loader through a :class:`Sink`; the first reader that takes an input
+wins, so readers are tried in order: readers added with :func:`register_reader`, then those
+of installed packages (the ``agentcredit.readers`` entry point group), then the built-in
+ones (:mod:`agentcredit.formats.readers`).
+
+A third-party package adds a format with one entry point::
+
+    [project.entry-points."agentcredit.readers"]
+    my-format = "my_package.reader:MyReader"
+
+where ``MyReader`` (a class or an instance) has ``name``, ``kind`` ("folder" or "file"),
+``suffixes`` (file readers) and ``read``. A plugin that cannot be loaded is reported as a
+warning of the load and the others go on.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from agentcredit.schema import Task, Trial
+
+ENTRY_POINT_GROUP = "agentcredit.readers"
+ReaderKind = Literal["folder", "file"]
+
+
+class Sink(Protocol):
+    """Where a reader puts what it read (the loader)."""
+
+    inspect_scorer: str | None
+
+    def add_task(self, task: Task, fmt: str) -> None: ...
+
+    def add_trial(self, trial: Trial) -> None: ...
+
+    def error(self, path: str, reason: str, *, fatal: bool = True) -> None: ...
+
+
+@runtime_checkable
+class FolderReader(Protocol):
+    """Reads a folder that is one record (a task, a trial)."""
+
+    name: str
+    kind: Literal["folder"]
+
+    def read(self, folder: Path, names: frozenset[str], sink: Sink) -> bool: ...
+
+
+@runtime_checkable
+class FileReader(Protocol):
+    """Reads a file; ``explicit`` is True when the user named the file itself."""
+
+    name: str
+    kind: Literal["file"]
+    suffixes: tuple[str, ...]
+
+    def read(self, path: Path, sink: Sink, *, explicit: bool) -> bool: ...
+
+
+Reader = FolderReader | FileReader
+_ADDED: list[Reader] = []
+
+
+def register_reader(reader: Reader) -> None:
+    """Try ``reader`` before every installed and built-in reader (in this process)."""
+    _ADDED.insert(0, reader)
+    _all.cache_clear()
+
+
+def unregister_reader(reader: Reader) -> None:
+    """Take back a reader added with :func:`register_reader`."""
+    _ADDED.remove(reader)
+    _all.cache_clear()
+
+
+@functools.cache
+def _plugins() -> tuple[tuple[Reader, ...], tuple[str, ...]]:
+    """The readers of installed packages, and why any could not be loaded."""
+    found: list[Reader] = []
+    problems: list[str] = []
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded = point.load()
+            reader = loaded() if isinstance(loaded, type) else loaded
+        except Exception as exc:  # a broken plugin must not stop reading
+            problems.append(f"reader plugin {point.name!r} ({point.value}) could not be "
+                            f"loaded: {type(exc).__name__}: {exc}")
+            continue
+        if not isinstance(reader, FolderReader | FileReader):
+            problems.append(f"reader plugin {point.name!r} ({point.value}) is not a reader "
+                            "(needs name, kind, read; file readers also suffixes)")
+            continue
+        found.append(reader)
+    return tuple(found), tuple(problems)
+
+
+@functools.cache
+def _all() -> tuple[Reader, ...]:
+    from agentcredit.formats.readers import BUILT_IN
+
+    return (*_ADDED, *_plugins()[0], *BUILT_IN)
+
+
+def readers() -> Sequence[Reader]:
+    """Every reader, in the order they are tried."""
+    return _all()
+
+
+def folder_readers() -> list[FolderReader]:
+    return [r for r in _all() if r.kind == "folder"]
+
+
+def file_readers() -> list[FileReader]:
+    return [r for r in _all() if r.kind == "file"]
+
+
+def file_suffixes() -> tuple[str, ...]:
+    """Names a folder walk offers to the file readers."""
+    return tuple(sorted({s for r in file_readers() for s in r.suffixes}))
+
+
+def plugin_problems() -> tuple[str, ...]:
+    """Why installed reader plugins could not be loaded (empty when all could)."""
+    return _plugins()[1]
