@@ -22,7 +22,7 @@ from agentcredit.skills.agent_skills import import_paths
 from agentcredit.skills.bank import make_bank
 from agentcredit.skills.embed import make_embedder
 from agentcredit.skills.library import resolve_ids
-from agentcredit.skills.retrieve import expected_from_lineage, hit_rates, retrieve
+from agentcredit.skills.ranking import expected_from_lineage, hit_rates, retrieve
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 from agentcredit.schema import Lineage, Skill, Task
 from agentcredit.skills.bank import make_bank
 from agentcredit.skills.embed import LexicalEmbedder
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.ranking import retrieve
 
 
 def _texts(rng: np.random.Generator, n: int, vocabulary: list[str]) -> list[str]:

@@ -60,3 +60,19 @@ def test_a_dead_embedding_server_is_a_one_line_error(tmp_path: Path) -> None:
         assert "Traceback" not in out.output and isinstance(out.exception, SystemExit)
         [line] = [x for x in out.output.splitlines() if x.startswith("error")]
         assert "openai/emb" in line and "connection" in line
+
+
+def test_the_public_jobs_are_functions_not_shadowing_modules() -> None:
+    """A submodule named like a job would replace it once imported (the package attribute)."""
+    import importlib
+    import inspect
+
+    for package, names in (("agentcredit", ("score", "score_async", "judge_run")),
+                           ("agentcredit.skills", ("build_bank", "import_skills", "retrieve")),
+                           ("agentcredit.rewards", ("turn_rewards", "turn_rewards_async")),
+                           ("agentcredit.evolve", ("evolve", "evolve_async"))):
+        module = importlib.import_module(package)
+        for name in names:
+            importlib.import_module(getattr(module, name).__module__)  # loads the siblings
+            assert inspect.isfunction(getattr(module, name)), f"{package}.{name}"
+            assert name in module.__all__

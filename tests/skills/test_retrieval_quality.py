@@ -14,7 +14,7 @@ from agentcredit.cli.app import app
 from agentcredit.schema import Task
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.ranking import retrieve
 from tests.skills.helpers import write_skill_md
 
 runner = CliRunner()

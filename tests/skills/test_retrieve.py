@@ -16,7 +16,7 @@ from agentcredit.llm.cache import ResponseCache
 from agentcredit.schema import Task
 from agentcredit.skills.bank import freeze_bank, make_bank
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.ranking import retrieve
 from tests.conftest import EXAMPLES
 from tests.llm.fake_server import FakeLLMServer, fake_vector
 from tests.skills.helpers import make_skill

@@ -17,7 +17,7 @@ from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.skills.jobs import embedder_for, retrieve
-from agentcredit.skills.retrieve import (
+from agentcredit.skills.ranking import (
     Retrieval,
     expected_from_lineage,
     hit_rates,

@@ -29,7 +29,7 @@ from agentcredit.llm.factory import model_client
 from agentcredit.schema import ReadError, SkillBank, Task
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.ranking import retrieve
 
 
 @dataclass

@@ -24,7 +24,7 @@ from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import ReadError, SkillBank, Task, Trial
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.retrieve import retrieve
+from agentcredit.skills.ranking import retrieve
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
 

@@ -27,8 +27,8 @@ from agentcredit.skills.gates import RULES_VERSION
 from agentcredit.skills.importing import RubricReport, derive_rubrics
 from agentcredit.skills.library import content_hash, resolve_ids
 from agentcredit.skills.prompts import PROMPT_VERSION
-from agentcredit.skills.retrieve import Retrieval
-from agentcredit.skills.retrieve import retrieve as retrieve_async
+from agentcredit.skills.ranking import Retrieval
+from agentcredit.skills.ranking import retrieve as retrieve_async
 
 Step = Callable[[str], None]
 
