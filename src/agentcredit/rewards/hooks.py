@@ -12,6 +12,8 @@ given), or ``None`` where nothing applies (no ground truth and no rubric score).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import os
 import threading
 from collections.abc import Coroutine, Sequence
@@ -21,7 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from agentcredit.formats.openai_messages import messages_to_steps
-from agentcredit.llm.client import Model
+from agentcredit.llm.client import Model, ModelClient
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
 from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
@@ -46,27 +48,39 @@ def trial_from_completion(prompt: Any, completion: Any, trial_id: str = "complet
                  source_path=str(where))
 
 
+class _SharedLoop:
+    """One event loop per process, in a daemon thread, that every hook call runs on: the
+    verifier client (its connections, limits and cache) then lives across calls and is
+    shared by the TRL hooks, verl's per-sample and batch functions alike."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread: threading.Thread | None = None
+        self.lock = threading.Lock()
+
+    def get(self) -> asyncio.AbstractEventLoop:
+        with self.lock:
+            if self.loop is None or self.thread is None or not self.thread.is_alive():
+                loop = asyncio.new_event_loop()
+                self.thread = threading.Thread(target=loop.run_forever, daemon=True,
+                                               name="agentcredit-rewards")
+                self.thread.start()
+                self.loop = loop
+            return self.loop
+
+    def submit(self, coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if threading.current_thread() is self.thread:
+            coroutine.close()
+            raise RuntimeError("a reward hook was called from inside its own event loop")
+        return asyncio.run_coroutine_threadsafe(coroutine, self.get())
+
+
+_LOOP = _SharedLoop()
+
+
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine from sync code, also when the caller already runs an event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    box: list[T] = []
-    errors: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            box.append(asyncio.run(coroutine))
-        except BaseException as exc:  # handed to the caller's thread
-            errors.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if errors:
-        raise errors[0]
-    return box[0]
+    """Run a coroutine on the shared loop and wait (also when the caller runs a loop)."""
+    return _LOOP.submit(coroutine).result()
 
 
 class SkillRubricReward:
@@ -105,13 +119,9 @@ class SkillRubricReward:
                         **kwargs: Any) -> list[float | None]:
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
-        try:
-            results = await asyncio.gather(*(
-                self._one(i, p, c, t, s) for i, (p, c, t, s) in
-                enumerate(zip(prompts, completions, truths, skills, strict=True))))
-        finally:
-            if self.verifier is not None:
-                await self.verifier.aclose()  # type: ignore[attr-defined]
+        results = await asyncio.gather(*(
+            self._one(i, p, c, t, s) for i, (p, c, t, s) in
+            enumerate(zip(prompts, completions, truths, skills, strict=True))))
         self.last_details = [d for _, d in results]
         return [r for r, _ in results]
 
@@ -156,7 +166,8 @@ class AsyncSkillRubricReward(SkillRubricReward):
     async def __call__(  # type: ignore[override]
             self, prompts: list[Any], completions: list[Any],
             **kwargs: Any) -> list[float | None]:
-        return await self.score_all(prompts, completions, **kwargs)
+        future = _LOOP.submit(self.score_all(prompts, completions, **kwargs))
+        return await asyncio.wrap_future(future)
 
 
 def _text(value: Any) -> str:
@@ -172,33 +183,88 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
     """verl's custom reward function: ``{"score": outcome [+ λ·S], "outcome", ...}``.
 
     Configure with ``custom_reward_function.path`` = this module's file and ``.name`` =
-    ``compute_score``. The process part is added when ``extra_info`` names a ``skill_id``
-    and ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
-    (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5).
+    ``compute_score`` (per sample) or ``compute_score_batch`` (verl's ``batch`` reward
+    manager). The process part is added when ``extra_info`` names a ``skill_id`` and
+    ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
+    (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
+    ``AGENTCREDIT_CACHE``). The bank, the client and its cache are built once per process.
     """
-    extra = extra_info or {}
-    reward = _verl_reward()
-    [score] = reward([extra.get("prompt", "")], [solution_str],
-                     ground_truth=[ground_truth], skill_id=[extra.get("skill_id")])
-    detail = reward.last_details[0] if reward.last_details else {}
-    return {"score": 0.0 if score is None else float(score), "data_source": data_source,
-            **{k: v for k, v in detail.items() if isinstance(v, (int, float, str))}}
+    [result] = compute_score_batch([data_source], [solution_str], [ground_truth],
+                                   [extra_info])
+    return result
 
 
-def _verl_reward() -> SkillRubricReward:
-    bank_path, model_spec = os.environ.get("AGENTCREDIT_BANK"), \
-        os.environ.get("AGENTCREDIT_VERIFIER_MODEL")
-    if not bank_path or not model_spec:
+def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str],
+                        ground_truths: Sequence[str],
+                        extra_infos: Sequence[dict[str, Any] | None] | None = None,
+                        **_: Any) -> list[dict[str, Any]]:
+    """verl's batch reward function (``reward_model.reward_manager=batch``): every sample
+    of the batch scored concurrently (bounded by the client's limits), one dict each."""
+    extras = [e or {} for e in (extra_infos or [None] * len(solution_strs))]
+    reward = verl_reward()
+    scores = reward([e.get("prompt", "") for e in extras], list(solution_strs),
+                    ground_truth=list(ground_truths), skill_id=[e.get("skill_id")
+                                                                for e in extras])
+    details = reward.last_details or [{} for _ in scores]
+    return [{"score": 0.0 if score is None else float(score), "data_source": source,
+             **{k: v for k, v in detail.items() if isinstance(v, (int, float, str))}}
+            for score, source, detail in zip(scores, data_sources, details, strict=True)]
+
+
+def verl_reward() -> SkillRubricReward:
+    """The reward the environment configures, built once per process and settings."""
+    return shared_reward(os.environ.get("AGENTCREDIT_BANK") or None,
+                         os.environ.get("AGENTCREDIT_VERIFIER_MODEL") or None,
+                         process_weight=float(os.environ.get("AGENTCREDIT_PROCESS_WEIGHT",
+                                                             "0.5")),
+                         base_url=os.environ.get("AGENTCREDIT_BASE_URL") or None,
+                         cache=os.environ.get("AGENTCREDIT_CACHE") or None)
+
+
+_SHARED: dict[tuple[Any, ...], SkillRubricReward] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_reward(bank: str | Path | None, model: str | None, *, process_weight: float = 0.5,
+                  base_url: str | None = None, cache: str | Path | None = None,
+                  ) -> SkillRubricReward:
+    """One reward per (bank content, model, settings) in this process: the bank is loaded and
+    verified, and the verifier client and its cache opened, the first time only."""
+    if not bank or not model:
         return SkillRubricReward()
-    from agentcredit.llm.cache import ResponseCache, default_cache_path
-    from agentcredit.llm.client import ModelClient
-    from agentcredit.llm.providers import make_provider
+    loaded = _bank(str(Path(bank).resolve()), _stamp(Path(bank)))
+    key = (loaded.hash, model, process_weight, base_url, str(cache or ""))
+    with _SHARED_LOCK:
+        if key not in _SHARED:
+            from agentcredit.llm.cache import ResponseCache, default_cache_path
+            from agentcredit.llm.providers import make_provider
+
+            options = {"base_url": base_url} if base_url else {}
+            client = ModelClient(make_provider(model, **options),
+                                 cache=ResponseCache(cache or default_cache_path()))
+            _SHARED[key] = SkillRubricReward(bank=loaded, verifier=client,
+                                             process_weight=process_weight)
+        return _SHARED[key]
+
+
+def _stamp(bank_dir: Path) -> tuple[int, int]:
+    stat = (bank_dir / "bank.json").stat()
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _bank(path: str, stamp: tuple[int, int]) -> SkillBank:
+    """The bank in ``path`` as of ``stamp`` (a changed bank.json is loaded again)."""
     from agentcredit.skills.bank import load_bank
 
-    client = ModelClient(make_provider(model_spec), cache=ResponseCache(default_cache_path()))
-    return SkillRubricReward(bank=load_bank(Path(bank_path)), verifier=client,
-                             process_weight=float(os.environ.get(
-                                 "AGENTCREDIT_PROCESS_WEIGHT", "0.5")))
+    return load_bank(Path(path))
+
+
+def reset_shared() -> None:
+    """Forget the shared rewards and banks (tests; a trainer never needs it)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+    _bank.cache_clear()
 
 
 def turn_advantages(verdicts: Sequence[TrialVerdict],
