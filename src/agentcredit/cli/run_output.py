@@ -1,0 +1,170 @@
+"""What ``run``, ``judge`` and ``score`` print: the run summary, the next step, the exit."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import TaskID
+from rich.table import Table
+
+from agentcredit.cli.console import bars, print_read_errors
+from agentcredit.cli.text import q
+from agentcredit.errors import AgentCreditError
+from agentcredit.runs.judging import JudgeSummary
+from agentcredit.runs.pipeline import NothingToScore, RunResult
+from agentcredit.store.run_store import RunStore
+
+Progress_ = Callable[[str, int, int], None]
+
+
+def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
+                   judged: JudgeSummary | None, usage: dict[str, Any] | None,
+                   elapsed: float) -> None:
+    table = Table(title="run summary", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    labels = summary["labels"]
+    pc = summary["partial_credit"]
+    queued = bool(judged is not None and judged.deferred)
+    scored = "trials scored so far (verifier evidence; the LLM judge's answers are queued)" \
+        if queued else "trials scored"
+    rows: list[tuple[str, str]] = [
+        (scored, str(summary["trials"])),
+        ("items judged (yes / no / abstain)",
+         f"{labels['yes'] + labels['no'] + labels['abstain']} "
+         f"({labels['yes']} / {labels['no']} / {labels['abstain']})"),
+        ("unverified evidence (downgraded to abstain)", str(summary["unverified_evidence"])),
+        ("mean partial credit", "undefined" if pc is None else f"{pc:.3f}"),
+        ("trials with undefined partial credit", str(summary["undefined_partial_credit"])),
+    ]
+    if judged is not None:
+        rows.append(("trials judged now / already done", f"{judged.judged} / {judged.resumed}"))
+        if judged.deferred:
+            rows.append(("trials queued for a batch (judged on a later run)",
+                         str(judged.deferred)))
+        unguarded = [r for _, r in judged.skipped if r.startswith("no checklist")]
+        if unguarded:
+            rows.append(("trials skipped (no checklist)", str(len(unguarded))))
+        if len(unguarded) < len(judged.skipped):
+            rows.append(("trials not judged (verifier output in the log)",
+                         str(len(judged.skipped) - len(unguarded))))
+    if usage is not None:
+        rows += [("model calls", str(usage["calls"])), ("cache hits", str(usage["cache_hits"])),
+                 ("tokens in / cached / out", f"{usage['input_tokens']} / "
+                  f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
+                 ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
+                 ("secrets redacted", str(usage["redactions"]))]
+        if usage.get("task_owned_kept"):
+            rows.append(("values kept: the task's own (instruction or verifier)",
+                         str(usage["task_owned_kept"])))
+    kinds = summary.get("evidence_kinds") or {}
+    if any(kinds.values()):
+        rows.append(("citations: output / action / claim / not found",
+                     f"{kinds['output']} / {kinds['action']} / {kinds['claim']} / "
+                     f"{kinds['not_found']}"))
+        rows.append(("labels without output evidence (abstain)",
+                     str(kinds["no_output_evidence"])))
+    rows.append(("errors recorded", str(len(store.errors()))))
+    resolved = store.resolved_errors()
+    if resolved:
+        rows.append(("errors resolved by a later run", str(len(resolved))))
+    rows.append(("time", f"{elapsed:.1f} s"))
+    for what, value in rows:
+        table.add_row(q(what), q(value))
+    console.print(table)
+
+
+def print_run(console: Console, result: RunResult) -> None:
+    if result.stale_lock:
+        console.print(f"[dim]took over a stale lock left by pid "
+                      f"{q(result.stale_lock.get('pid'))}[/dim]")
+    print_read_errors(console, result.load_errors)
+    console.print(f"{result.tasks} tasks, {result.trials} trials")
+    report = result.checklists
+    console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
+                  f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
+                  + (f", {len(report.deferred)} queued for a batch" if report.deferred else ""))
+    store = RunStore(result.out)
+    print_summary(console, store, result.summary, result.judged, result.usage, result.elapsed)
+    console.print(f"scores: {q(result.scores_path)}; report: {q(result.report_path)}; "
+                  f"store: {q(result.store_path)}")
+    if result.batch and result.cache_path is not None:
+        next_step(console, result.cache_path, queued=result.queued)
+    finish(console, result.judged, result.failures[:len(result.failures)
+                                                   - len(result.judged.failed)])
+
+
+@contextmanager
+def reported(console: Console, run_dir: Path) -> Iterator[Progress_]:
+    """Progress bars while a job runs; its errors as one line and an exit code (2; 130 for
+    Ctrl-C, which keeps finished work)."""
+    with bars(console) as progress_bars:
+        jobs: dict[str, TaskID] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in jobs:
+                jobs[stage] = progress_bars.add_task(stage, total=total)
+            progress_bars.update(jobs[stage], completed=done)
+
+        try:
+            yield progress
+        except NothingToScore as exc:
+            print_read_errors(console, exc.read_errors)
+            raise typer.Exit(2) from None
+        except AgentCreditError as exc:
+            console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
+            raise typer.Exit(2) from None
+        except KeyboardInterrupt:
+            console.print(f"interrupted: finished trials are kept in {q(run_dir)}; run the "
+                          "same command again to resume", soft_wrap=True)
+            raise typer.Exit(130) from None
+
+
+def next_step(console: Console, cache: Path, *, queued: bool) -> None:
+    """After a --batch run: what to do next. While anything was queued the advice keeps
+    --batch (a gate repair or a later stage queues one more round instead of going live)."""
+    again = _this_command(batch=True)
+    if not queued:
+        console.print(f"nothing was queued: every answer came from the cache. Next: {q(again)}")
+        return
+    console.print(f"requests queued. Next: agentcredit batch export --cache {q(cache)}"
+                  f" --out requests.jsonl; send it; agentcredit batch import RESULTS --cache "
+                  f"{q(cache)}; then: {q(again)}")
+
+
+def finish(console: Console, judged: JudgeSummary,
+            rejected: list[tuple[str, str]] | None = None) -> None:
+    """Exit 0 when everything asked for was done, 1 when some units failed, 2 when calls
+    failed and nothing was done; a failure says why (the first reason) and how to retry."""
+    failures = [*(rejected or []), *judged.failed]
+    if not failures:
+        return
+    done = judged.judged + judged.resumed
+    where, reason = failures[0]
+    console.print(f"[red]{len(failures)} units failed[/red] because model calls failed; "
+                  f"first, {q(escape(where))}: {q(escape(reason))}", soft_wrap=True)
+    console.print("Failures of the network, the server or the rate limit are not recorded: "
+                  "once the cause is fixed (network, --base-url, key), run "
+                  f"{q(escape(_this_command(batch=False, keep=True)))} and they are asked again.",
+                  soft_wrap=True)
+    raise typer.Exit(2 if done == 0 else 1)
+
+
+def _this_command(*, batch: bool, keep: bool = False) -> str:
+    """The command line being run, with or without --batch."""
+    args = [a for a in sys.argv[1:] if keep or a != "--batch"]
+    if not sys.argv or not sys.argv[0].endswith(("agentcredit", "__main__.py")):
+        if keep:
+            return "the same command again"
+        return "this command again" + (" with --batch" if batch else " without --batch")
+    return " ".join(shlex.quote(a) for a in ["agentcredit", *args,
+                                             *(["--batch"] if batch else [])])
