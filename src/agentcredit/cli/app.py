@@ -17,6 +17,7 @@ from agentcredit.cli import (
     gcpc_cmd,
     inspect_cmd,
     rewards_cmd,
+    serve_cmd,
     skills_cmd,
 )
 from agentcredit.errors import AgentCreditError
@@ -34,6 +35,7 @@ app.command("score")(gcpc_cmd.score)
 app.command("analyze")(analysis_cmd.analyze)
 app.command("report")(analysis_cmd.report)
 app.command("inspect")(inspect_cmd.inspect)
+app.command("serve")(serve_cmd.serve)
 app.add_typer(checklists_cmd.app, name="checklists")
 app.add_typer(batch_cmd.app, name="batch")
 skills_cmd.app.command("show")(bank_cmd.show)

@@ -117,13 +117,19 @@ class SkillRubricReward:
 
     async def score_all(self, prompts: list[Any], completions: list[Any],
                         **kwargs: Any) -> list[float | None]:
-        truths = kwargs.get(self.answer_column) or [None] * len(completions)
-        skills = kwargs.get(self.skill_column) or [None] * len(completions)
-        results = await asyncio.gather(*(
-            self._one(i, p, c, t, s) for i, (p, c, t, s) in
-            enumerate(zip(prompts, completions, truths, skills, strict=True))))
+        results = await self.score_details(prompts, completions, **kwargs)
         self.last_details = [d for _, d in results]
         return [r for r, _ in results]
+
+    async def score_details(self, prompts: list[Any], completions: list[Any],
+                            **kwargs: Any) -> list[tuple[float | None, dict[str, Any]]]:
+        """(reward, detail) per completion; the detail holds the outcome, the satisfaction
+        and, when the process was verified, the :class:`TrialVerdict` (``verdict``)."""
+        truths = kwargs.get(self.answer_column) or [None] * len(completions)
+        skills = kwargs.get(self.skill_column) or [None] * len(completions)
+        return list(await asyncio.gather(*(
+            self._one(i, p, c, t, s) for i, (p, c, t, s) in
+            enumerate(zip(prompts, completions, truths, skills, strict=True)))))
 
     async def _one(self, index: int, prompt: Any, completion: Any, truth: Any,
                    skill_id: Any) -> tuple[float | None, dict[str, Any]]:
@@ -157,6 +163,7 @@ class SkillRubricReward:
             return None
         satisfaction = rubric_satisfaction(verdict, skill.rubric)
         detail["satisfaction"] = satisfaction
+        detail["verdict"] = verdict
         return satisfaction
 
 

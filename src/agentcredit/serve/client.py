@@ -1,0 +1,69 @@
+"""verl's reward functions backed by a running ``agentcredit serve``.
+
+Set ``AGENTCREDIT_REWARD_URL`` (e.g. ``http://rewards:8000``) and point
+``custom_reward_function.path`` at this file with ``.name`` = ``compute_score`` (per sample)
+or ``compute_score_batch`` (verl's ``batch`` reward manager). Every worker then shares the
+service's one verifier, cache and rate limit; ``extra_info["prompt"]`` is the prompt text.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from agentcredit.errors import ConfigError
+
+_CLIENTS: dict[str, httpx.Client] = {}
+_LOCK = threading.Lock()
+
+
+def _client(url: str) -> httpx.Client:
+    with _LOCK:
+        if url not in _CLIENTS:
+            _CLIENTS[url] = httpx.Client(base_url=url, timeout=httpx.Timeout(600.0))
+        return _CLIENTS[url]
+
+
+def _url() -> str:
+    url = os.environ.get("AGENTCREDIT_REWARD_URL")
+    if not url:
+        raise ConfigError("AGENTCREDIT_REWARD_URL is not set (the URL of `agentcredit serve`)")
+    return url.rstrip("/")
+
+
+def get_rewards(queries: Sequence[str], prompts: Sequence[str],
+                labels: Sequence[Any] | None = None, *, url: str | None = None,
+                ) -> dict[str, Any]:
+    """One OpenRLHF-protocol request: ``{"rewards", "scores", "extra_logs"}``."""
+    response = _client(url or _url()).post("/get_reward", json={
+        "query": list(queries), "prompts": list(prompts),
+        "labels": list(labels) if labels is not None else [None] * len(queries)})
+    if response.status_code >= 400:
+        raise ConfigError(f"reward service: {response.status_code}: "
+                          f"{response.json().get('error', response.text)}")
+    result: dict[str, Any] = response.json()
+    return result
+
+
+def compute_score(data_source: str, solution_str: str, ground_truth: str,
+                  extra_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    """verl's per-sample reward function, answered by the service."""
+    [result] = compute_score_batch([data_source], [solution_str], [ground_truth], [extra_info])
+    return result
+
+
+def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str],
+                        ground_truths: Sequence[str],
+                        extra_infos: Sequence[dict[str, Any] | None] | None = None,
+                        **_: Any) -> list[dict[str, Any]]:
+    """verl's batch reward function, one request for the whole batch."""
+    extras = [e or {} for e in (extra_infos or [None] * len(solution_strs))]
+    prompts = [str(e.get("prompt") or "") for e in extras]
+    answer = get_rewards([p + s for p, s in zip(prompts, solution_strs, strict=True)], prompts,
+                         list(ground_truths))
+    return [{"score": float(r), "data_source": d}
+            for r, d in zip(answer["rewards"], data_sources, strict=True)]
