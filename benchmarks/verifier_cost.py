@@ -1,0 +1,93 @@
+"""Prompt cost of the turn verifier against the default GCPC judge, same trajectories.
+
+For every trajectory: the default judge's prompt (all checklist items in one call over the
+evidence view; the checklist derived from the task's verifier) and every prompt the turn
+verifier sends (one coarse call, then one fine call per applicable criterion) under a
+3-criterion rubric. Prints prompt tokens (characters / 4) verifier / judge; the issue's
+target is <= 1.5. Synthetic 30-step trials always; the 20 real SkillsBench trials of
+``../shared/corpus/skillsbench/trials-more`` (each under the clean skill written for its task
+in the gate corpus) when the corpus is present.
+
+    python benchmarks/verifier_cost.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.judging.synthetic import write_task, write_trials
+from tests.rewards import scripted_verifier
+from tests.skills import gate_corpus
+from tests.skills.helpers import make_skill
+
+from agentcredit.checklists import derive_checklist, load_rules
+from agentcredit.formats import load
+from agentcredit.judging import render_evidence
+from agentcredit.judging.prompts import items_messages
+from agentcredit.llm import ModelClient, make_provider, register_script
+from agentcredit.rewards.verifier import verify_trial
+from agentcredit.schema import Checklist, Lineage, Skill
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+SENT: list[int] = []
+
+
+def _recording(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
+    SENT.append(len(scripted_verifier.text_of(messages)))
+    return scripted_verifier.answer(messages, schema)
+
+
+def cost(tasks_dir: Path, trials_dir: Path, skill_for: Any) -> tuple[int, int, int, int]:
+    """(trajectories, judge tokens, verifier tokens, verifier calls)."""
+    rules = load_rules()
+    tasks = {t.id: t for t in load([tasks_dir]).tasks}
+    model = ModelClient(make_provider("scripted/verifier-cost"))
+    judge = verifier = calls = n = 0
+    for trial in load([trials_dir]).trials:
+        task = tasks.get(trial.task_id or "")
+        if task is None or not trial.steps:
+            continue
+        checklist = derive_checklist(task, rules)
+        if not isinstance(checklist, Checklist):
+            continue
+        view = render_evidence(trial)
+        judge += sum(len(m.text()) for m in
+                     items_messages(task.instruction, view, list(checklist.items))) // 4
+        SENT.clear()
+        asyncio.run(verify_trial(trial, skill_for(task.id), model, task.instruction))
+        verifier += sum(SENT) // 4
+        calls += len(SENT)
+        n += 1
+    return n, judge, verifier, calls
+
+
+def _corpus_skill(task_id: str) -> Skill:
+    entry = next(e for e in gate_corpus.built_entries() if e["id"] == task_id)
+    return gate_corpus._built_skill(task_id, entry["clean"])
+
+
+def main() -> None:
+    register_script("verifier-cost", _recording)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        write_task(root / "tasks")
+        write_trials(root / "trials", 20, steps=30)
+        skill = make_skill("s1", lineage=Lineage(stage="import", sources=("x",)))
+        n, j, v, c = cost(root / "tasks", root / "trials", lambda _: skill)
+    print(f"synthetic: {n} trajectories, judge {j} vs turn verifier {v} prompt tokens in "
+          f"{c} calls: ratio {v / j:.3f} (target <= 1.5)")
+    if CORPUS.is_dir():
+        n, j, v, c = cost(CORPUS / "skillsbench" / "tasks",
+                          CORPUS / "skillsbench" / "trials-more", _corpus_skill)
+        print(f"SkillsBench trials-more: {n} trajectories, judge {j} vs turn verifier {v} "
+              f"prompt tokens in {c} calls: ratio {v / j:.3f}")
+
+
+if __name__ == "__main__":
+    main()
