@@ -2,11 +2,11 @@
 
 For every trajectory: the default judge's prompt (all checklist items in one call over the
 evidence view; the checklist derived from the task's verifier) and every prompt the turn
-verifier sends (one coarse call, then one fine call per applicable criterion) under a
-3-criterion rubric. Prints prompt tokens (characters / 4) verifier / judge; the issue's
-target is <= 1.5. Synthetic 30-step trials always; the 20 real SkillsBench trials of
-``../shared/corpus/skillsbench/trials-more`` (each under the clean skill written for its task
-in the gate corpus) when the corpus is present.
+verifier sends (one coarse call, then one fine call per group of criteria whose candidate
+turns overlap) under a 3-criterion rubric. Prints prompt tokens (characters / 4) verifier /
+judge; the issue's target is <= 1.5. Synthetic 30-step trials always; the 20 real
+SkillsBench trials of ``../shared/corpus/skillsbench/trials-more`` (each under the clean
+skill written for its task in the gate corpus) when the corpus is present.
 
     python benchmarks/verifier_cost.py
 """

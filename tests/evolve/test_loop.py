@@ -103,22 +103,28 @@ def _h(text: str) -> int:
 
 def verifier(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
     title = (schema or {}).get("title")
-    if title != "FineAnswer":
+    if title != "FineGroupAnswer":
         return scripted_verifier.answer(messages, schema)
     text = scripted_verifier.text_of(messages)
-    kind = re.search(r"<criterion>\nR\d+: (\w+):", text).group(1)  # type: ignore[union-attr]
+    rubric = text.split("<rubric>")[1].split("</rubric>")[0]
     inputs = re.search(r"inputs of \S+ \([^)]*\)", text).group(0)  # type: ignore[union-attr]
     result = re.search(r"result: \w+", text).group(0)  # type: ignore[union-attr]
+    return json.dumps({"criteria": [
+        {"criterion_id": criterion, **_fine(kind, inputs, result)}
+        for criterion, kind in re.findall(r"^(R\d+): (\w+):", rubric, re.MULTILINE)]})
+
+
+def _fine(kind: str, inputs: str, result: str) -> dict[str, Any]:
     success = result == "result: success"
     satisfied = {"ALIGNED": success, "FLAKY": success != (_h(inputs) % 4 == 0),
                  "NOISE": _h(inputs + kind) % 2 == 0, "EASY": True}[kind]
     step = 3 if kind in ("ALIGNED", "FLAKY") else 2
     quote = result if step == 3 else inputs
     if not satisfied:
-        return json.dumps({"satisfied": False, "states": [], "responsibility": []})
-    return json.dumps({"satisfied": True, "states": [
+        return {"satisfied": False, "states": [], "responsibility": []}
+    return {"satisfied": True, "states": [
         {"step": step, "state": "verified", "evidence": [{"step": step, "quote": quote}]}],
-        "responsibility": [{"step": step, "weight": 1.0}]})
+        "responsibility": [{"step": step, "weight": 1.0}]}
 
 
 def _setup(tmp_path: Path) -> Path:

@@ -53,19 +53,30 @@ def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None, *,
             "turns": [{"step": s, "summary": f"turn at step {s}"} for s in turns],
             "criteria": [{"criterion_id": c, "applicable": True, "candidate_steps": turns,
                           "reason": "scripted"} for c in ids]})
-    if title == "FineAnswer":
-        shown = outputs(text)
-        steps = sorted(shown)
-        if not steps:
-            return json.dumps({"satisfied": False, "states": [], "responsibility": [],
-                               "rationale": "no output shown"})
-        states = []
-        for k, step in enumerate(steps):
-            cited = steps[-1] if cite_later and k == 0 else step
-            states.append({"step": step, "state": "supported" if k < len(steps) - 1
-                           else "verified", "evidence": [{"step": cited,
-                                                          "quote": shown[cited]}]})
-        return json.dumps({"satisfied": True, "states": states,
-                           "responsibility": [{"step": s, "weight": 1.0} for s in steps],
-                           "rationale": "outputs show it"})
+    if title == "FineGroupAnswer":
+        ids = rubric_ids(text)
+        return json.dumps({"criteria": [{"criterion_id": c, **fine(text, cite_later)}
+                                        for c in ids]})
     raise ValueError(f"unexpected schema {title!r}")
+
+
+def rubric_ids(text: str) -> list[str]:
+    """The criterion ids of the prompt's rubric block, in order."""
+    return list(dict.fromkeys(CRITERION.findall(text.split("<rubric>")[1].split("</rubric>")[0])))
+
+
+def fine(text: str, cite_later: bool = False) -> dict[str, Any]:
+    """One criterion's answer: supported at every shown output, verified at the last."""
+    shown = outputs(text)
+    steps = sorted(shown)
+    if not steps:
+        return {"satisfied": False, "states": [], "responsibility": [],
+                "rationale": "no output shown"}
+    states = []
+    for k, step in enumerate(steps):
+        cited = steps[-1] if cite_later and k == 0 else step
+        states.append({"step": step, "state": "supported" if k < len(steps) - 1
+                       else "verified", "evidence": [{"step": cited, "quote": shown[cited]}]})
+    return {"satisfied": True, "states": states,
+            "responsibility": [{"step": s, "weight": 1.0} for s in steps],
+            "rationale": "outputs show it"}

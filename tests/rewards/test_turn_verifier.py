@@ -125,7 +125,8 @@ def test_skills_reward_writes_one_row_per_agent_turn(tmp_path: Path) -> None:
     assert set(first["states"]) == {"R1", "R2", "R3"}
     assert first["combined"] == pytest.approx(first["outcome_advantage"] +
                                               0.5 * first["process_advantage"])
-    assert calls.count("CoarseAnswer") == 8 and calls.count("FineAnswer") == 24
+    # One grouped fine call per trial: the three criteria share their candidate turns.
+    assert calls.count("CoarseAnswer") == 8 and calls.count("FineGroupAnswer") == 8
     assert (run / "turn_rewards.parquet").exists()
     html = (run / "turn_rewards.html").read_text()
     assert 'class="strip"' in html and "-turn-1" in html
@@ -223,7 +224,7 @@ def test_batch_reward_takes_two_rounds_then_no_live_calls(tmp_path: Path) -> Non
         base = ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
                 str(EXAMPLES / "tasks"), "--out", str(run),
                 "--model", "openai/verifier", "--base-url", f"{server.url}/v1"]
-        for round_no, expected in ((1, 8), (2, 24)):  # coarse, then fine
+        for round_no, expected in ((1, 8), (2, 8)):  # coarse, then one grouped fine call
             out = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "k"})
             assert out.exit_code == 0 and "waiting for the" in out.output, out.output
             assert batch_round(cache, tmp_path, str(round_no), _responder) == expected

@@ -15,7 +15,7 @@ from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.schema import RubricCriterion, Step
 
-VERIFIER_PROMPT_VERSION = "skillrubric-verifier-1"
+VERIFIER_PROMPT_VERSION = "skillrubric-verifier-2"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 STATES_TEXT = (
@@ -73,6 +73,18 @@ class FineAnswer(BaseModel):
     rationale: str = ""
 
 
+class FineCriterionAnswer(FineAnswer):
+    """Stage 2, one criterion of a group."""
+
+    criterion_id: str
+
+
+class FineGroupAnswer(BaseModel):
+    """Stage 2: the criteria whose candidate turns overlap, verified in one call."""
+
+    criteria: list[FineCriterionAnswer]
+
+
 def _criteria_block(rubric: Sequence[RubricCriterion]) -> str:
     return "<rubric>\n" + "\n".join(
         f"{c.id}: {c.statement}\n  met when: {c.evidence}\n  not met when: {c.failure}"
@@ -95,22 +107,25 @@ def coarse_messages(instruction: str, view: EvidenceView, turn_steps: Sequence[i
     return [Message(role="system", content=JUDGE_SYSTEM), Message(role="user", content=user)]
 
 
-def fine_messages(instruction: str, criterion: RubricCriterion,
+def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
                   summaries: dict[int, str], steps: Sequence[Step], *,
                   output_chars: int = 6_000, images: bool = True) -> list[Message]:
-    """One call per criterion: its candidate turns with their raw evidence."""
-    context = "\n".join(f"- step {s}: {text}" for s, text in sorted(summaries.items()))
+    """One call per group of criteria: their candidate turns, each turn's raw evidence once
+    (its output cut to ``output_chars``, its action to a third of that, head and tail), and
+    the coarse summaries of the other turns as context."""
+    shown = {step.index + 1 for step in steps}
+    context = "\n".join(f"- step {s}: {text}" for s, text in sorted(summaries.items())
+                        if s not in shown) or "(every turn is shown below)"
     parts: list[TextPart | ImagePart] = [TextPart(text=(
-        f"<task_instruction>\n{instruction}\n</task_instruction>\n\n<criterion>\n"
-        f"{criterion.id}: {criterion.statement}\nmet when: {criterion.evidence}\n"
-        f"not met when: {criterion.failure}\n</criterion>\n\nTURN SUMMARIES (context):\n"
-        f"{context}\n\nCANDIDATE TURNS WITH THEIR RAW EVIDENCE:\n<trajectory>"))]
+        f"<task_instruction>\n{instruction}\n</task_instruction>\n\n"
+        f"{_criteria_block(criteria)}\n\nSUMMARIES OF THE OTHER TURNS (context):\n{context}\n\n"
+        "CANDIDATE TURNS WITH THEIR RAW EVIDENCE:\n<trajectory>"))]
     for step in steps:
         number = step.index + 1
         block = f"\n[step {number}]"
         action = action_text(step)
         if action:
-            block += f"\nACTION: {shorten(action, output_chars)}"
+            block += f"\nACTION: {shorten(action, max(80, output_chars // 3))}"
         output = output_text(step)
         if output.strip():
             block += f"\nOUTPUT:\n{shorten(output, output_chars)}"
@@ -118,15 +133,15 @@ def fine_messages(instruction: str, criterion: RubricCriterion,
         if images:
             parts += _images(step)
     parts.append(TextPart(text=(
-        f"\n</trajectory>\n\n{STATES_TEXT}\n\nDecide whether the criterion is satisfied at "
-        "the end (true/false), or unverifiable when the evidence it needs (e.g. an image) is "
-        "not in the log. Give the evidence state after each candidate turn with verbatim "
-        "quotes from that step or earlier steps, and split the responsibility for the "
-        "satisfaction over the turns that produced it (weights summing to 1; none when not "
-        "satisfied).\n"
-        'Answer as JSON: {"satisfied", "unverifiable", "states": [{"step", "state", '
-        '"evidence": [{"step", "quote"}]}], "responsibility": [{"step", "weight"}], '
-        '"rationale"}')))
+        f"\n</trajectory>\n\n{STATES_TEXT}\n\nFor EACH criterion of the rubric: decide "
+        "whether it is satisfied at the end (true/false), or unverifiable when the evidence it "
+        "needs (e.g. an image) is not in the log. Give the evidence state after each candidate "
+        "turn with verbatim quotes from that step or earlier steps, and split the "
+        "responsibility for the satisfaction over the turns that produced it (weights summing "
+        "to 1; none when not satisfied).\n"
+        'Answer as JSON: {"criteria": [{"criterion_id", "satisfied", "unverifiable", '
+        '"states": [{"step", "state", "evidence": [{"step", "quote"}]}], '
+        '"responsibility": [{"step", "weight"}], "rationale"}]}')))
     return [Message(role="system", content=JUDGE_SYSTEM),
             Message(role="user", content=tuple(parts))]
 

@@ -2,14 +2,19 @@
 
 Coarse: one call per trajectory over the evidence view summarises every turn from the
 evidence available by its end, says which rubric criteria apply and which turns are
-candidates. Fine: one call per applicable criterion over its candidate turns with their raw
-evidence (tool outputs, file contents, images as images where the file is there). The
-answer is then rebuilt under the causal rule (:mod:`agentcredit.rewards.causal`).
+candidates. Fine: the applicable criteria whose candidate turns overlap form one group, and
+each group is one call over the union of its candidate turns with their raw evidence (tool
+outputs, file contents, images as images where the file is there), each turn shown once;
+the raw outputs of a call share a budget of :data:`FINE_SHARE` of the coarse view's size
+(at least 120 and at most 6,000 characters an output), so that the fine calls cost a
+fraction of the coarse one. Each criterion's answer is then rebuilt under the causal rule
+(:mod:`agentcredit.rewards.causal`).
 
 A criterion whose evidence needs an image is ``unverifiable`` when the trajectory holds no
 image (decided before any call); a criterion with no candidate turn stays ``missing``
-throughout without a fine call; a failed fine call makes the criterion ``failed`` (excluded
-from the rewards and reported). A deferred call (``--batch``) defers the whole trial.
+throughout without a fine call; a failed fine call (or an answer without the criterion)
+makes the criterion ``failed`` (excluded from the rewards and reported). A deferred call
+(``--batch``) defers the whole trial.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
     CoarseAnswer,
-    FineAnswer,
+    FineGroupAnswer,
     coarse_messages,
     fine_messages,
 )
@@ -42,6 +47,10 @@ from agentcredit.schema import (
 from agentcredit.schema import Trial as TrialRecord
 from agentcredit.skills.bank import skill_hash
 from agentcredit.skills.importing import require_rubric
+
+FINE_SHARE = 0.3
+"""The raw outputs of one fine call share this fraction of the coarse view's characters."""
+FINE_MIN_CHARS, FINE_MAX_CHARS = 120, 6_000
 
 _IMAGE_WORDS = re.compile(r"\b(image|images|screenshot|screenshots|picture|photo|figure|"
                           r"rendered|visual(?:ly)?)\b", re.IGNORECASE)
@@ -92,40 +101,81 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
     evidence = evidence_steps(trial)
     images = has_images(trial)
 
-    async def one(criterion: RubricCriterion) -> CriterionVerdict | Deferred:
+    plans: dict[str, list[int]] = {}
+    flat: dict[str, CriterionVerdict] = {}
+    for criterion in rubric:
         selection = selections.get(criterion.id)
         if needs_image(criterion) and not images:
-            return _flat(criterion.id, "unverifiable", turns,
-                         "its evidence is an image and the trajectory holds none")
-        if selection is not None and not selection.applicable:
-            return _flat(criterion.id, "not_applicable", turns, selection.reason)
-        candidates = sorted({s for s in selection.candidate_steps if s in turns}) \
-            if selection is not None else turns
-        if not candidates:
-            return _flat(criterion.id, "applicable", turns, "no candidate turn")
-        steps = [trial.steps[s - 1] for s in candidates]
-        result = await model.generate(fine_messages(instruction, criterion, summaries, steps),
-                                      schema=FineAnswer, config=config)
+            flat[criterion.id] = _flat(criterion.id, "unverifiable", turns,
+                                       "its evidence is an image and the trajectory holds none")
+        elif selection is not None and not selection.applicable:
+            flat[criterion.id] = _flat(criterion.id, "not_applicable", turns, selection.reason)
+        else:
+            candidates = sorted({s for s in selection.candidate_steps if s in turns}) \
+                if selection is not None else list(turns)
+            if candidates:
+                plans[criterion.id] = candidates
+            else:
+                flat[criterion.id] = _flat(criterion.id, "applicable", turns,
+                                           "no candidate turn")
+    by_id = {c.id: c for c in rubric}
+    budget = max(FINE_MIN_CHARS, int(len(view.text) * FINE_SHARE))
+
+    async def group(ids: list[str]) -> dict[str, CriterionVerdict] | Deferred:
+        steps = sorted({s for i in ids for s in plans[i]})
+        # Each shown turn costs its output, a third of that for its action, and ~90
+        # characters of markers; together they stay within the budget.
+        chars = min(FINE_MAX_CHARS, max(FINE_MIN_CHARS,
+                                        int((budget // len(steps) - 90) * 0.75)))
+        messages = fine_messages(instruction, [by_id[i] for i in ids], summaries,
+                                 [trial.steps[s - 1] for s in steps], output_chars=chars)
+        result = await model.generate(messages, schema=FineGroupAnswer, config=config)
         if isinstance(result, ModelFailure):
             if result.kind == "deferred":
                 return Deferred(stage="fine")
-            return _flat(criterion.id, "failed", turns,
-                         f"fine call failed: {result.kind}: {result.message}")
-        fine = FineAnswer.model_validate(result.parsed)
-        if fine.unverifiable:
-            return _flat(criterion.id, "unverifiable", turns, fine.rationale)
-        return enforce(criterion.id, fine, turns, evidence, candidates)
+            return {i: _flat(i, "failed", turns, f"fine call failed: {result.kind}: "
+                             f"{result.message}") for i in ids}
+        answers = {a.criterion_id: a for a in FineGroupAnswer.model_validate(
+            result.parsed).criteria}
+        out: dict[str, CriterionVerdict] = {}
+        for i in ids:
+            fine = answers.get(i)
+            if fine is None:
+                out[i] = _flat(i, "failed", turns, "the fine answer has no verdict for it")
+            elif fine.unverifiable:
+                out[i] = _flat(i, "unverifiable", turns, fine.rationale)
+            else:
+                out[i] = enforce(i, fine, turns, evidence, steps)
+        return out
 
-    verdicts = await asyncio.gather(*(one(c) for c in rubric))
-    deferred = [v for v in verdicts if isinstance(v, Deferred)]
+    answered = await asyncio.gather(*(group(ids) for ids in overlapping(plans)))
+    deferred = [a for a in answered if isinstance(a, Deferred)]
     if deferred:
         return deferred[0]
+    for verdicts in answered:
+        assert not isinstance(verdicts, Deferred)
+        flat.update(verdicts)
     return TrialVerdict(
         trial_id=trial.id, task_id=trial.task_id, skill_id=skill.id,
         skill_version=skill.version, skill_hash=skill_hash(skill), turn_steps=tuple(turns),
         summaries=tuple(summaries.get(s, "") for s in turns),
-        criteria=tuple(v for v in verdicts if isinstance(v, CriterionVerdict)),
+        criteria=tuple(flat[c.id] for c in rubric),
         model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed)
+
+
+def overlapping(plans: dict[str, list[int]]) -> list[list[str]]:
+    """Criteria grouped so that criteria sharing a candidate turn are in one group.
+
+    >>> overlapping({"R1": [2, 4], "R2": [4, 6], "R3": [8], "R4": [6]})
+    [['R1', 'R2', 'R4'], ['R3']]
+    """
+    groups: list[tuple[set[int], list[str]]] = []
+    for criterion, steps in plans.items():
+        joined = [g for g in groups if g[0] & set(steps)]
+        merged = (set(steps).union(*(g[0] for g in joined)),
+                  [c for g in joined for c in g[1]] + [criterion])
+        groups = [g for g in groups if g not in joined] + [merged]
+    return sorted((sorted(g[1]) for g in groups), key=lambda ids: ids[0])
 
 
 def _flat(criterion_id: str, status: CriterionStatus, turns: Sequence[int],
