@@ -22,7 +22,7 @@ from agentcredit.analysis.stats import (
 )
 from agentcredit.errors import InputError
 from agentcredit.judging.generic import generic_checklist
-from agentcredit.runs.scores import score_trial
+from agentcredit.runs.scores import score_trial, scored_trials
 from agentcredit.schema import Checklist, ItemJudgment
 from agentcredit.store.run_store import RunStore
 
@@ -64,18 +64,13 @@ agreement with PASS/FAIL is partly mechanical, not independent validity evidence
 def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
     """One row per stored trial with a checklist, scored every way the run allows."""
     checklists = store.checklists()
-    judgments = store.judgments()
-    holistic = store.holistic()
     rows: list[TrialRow] = []
-    for trial in store.trials():
-        checklist = checklists.get(trial["checklist_hash"] or "")
-        if checklist is None:
-            continue
-        tid = trial["trial_id"]
-        source = "llm" if (tid, "llm") in judgments else "verifier"
-        labels = judgments.get((tid, source), [])
+    for stored in scored_trials(store):
+        trial, checklist, source, labels = stored.row, stored.checklist, stored.source, \
+            stored.labels
+        judged, tid = stored.judgments, trial["trial_id"]
         outcome = trial["outcome"]
-        statuses = list(trial["checks"].values())
+        statuses = stored.statuses
         passed = sum(1 for s in statuses if s == "passed")
         fused, main = score_trial(checklist, labels, outcome)
         scores: dict[str, float | None] = {
@@ -83,22 +78,22 @@ def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
                                       endpoint=False)[1].partial_credit
             if source == "llm" else None,
             "partial_credit": main.partial_credit,
-            "holistic": holistic.get(tid, (None, ""))[0],
+            "holistic": stored.holistic,
             "no_endpoint": score_trial(checklist, labels, outcome, endpoint=False)[1]
             .partial_credit,
             "no_pass_propagation": score_trial(checklist, labels, outcome,
                                                propagate_pass=False)[1].partial_credit,
-            "verifier_judge": _pc(checklist, judgments.get((tid, "verifier"), []), outcome)
+            "verifier_judge": _pc(checklist, judged.get("verifier", []), outcome)
             if source == "llm" else None,
             "check_fraction": passed / len(statuses) if statuses else None,
             "generic_checklist": _pc(generic_checklist(trial["task_id"] or ""),
-                                     judgments[(tid, "generic")], outcome)
-            if (tid, "generic") in judgments else None,
+                                     judged["generic"], outcome)
+            if "generic" in judged else None,
             # The generic checklist's own labels, no fusion: outcome-blind, like judge_only.
             "generic_only": score_trial(generic_checklist(trial["task_id"] or ""),
-                                        judgments[(tid, "generic")], outcome,
+                                        judged["generic"], outcome,
                                         propagate_pass=False, endpoint=False)[1].partial_credit
-            if (tid, "generic") in judgments else None,
+            if "generic" in judged else None,
         }
         rows.append(TrialRow(tid, trial["task_id"] or "?", outcome, trial["condition"],
                              trial.get("agent"), trial.get("model"), trial["started_at"],

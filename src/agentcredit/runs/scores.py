@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -60,22 +61,55 @@ def score_trial(checklist: Checklist, judgments: list[ItemJudgment], outcome: st
     return fused, score(fused.labels.values(), fused.endpoint)
 
 
-def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore]:
-    """A score per stored trial, from the LLM judgments when present, else the verifier's."""
+@dataclass(frozen=True)
+class StoredTrial:
+    """A stored trial with its checklist and every judgment of it, ready to be scored."""
+
+    row: dict[str, Any]
+    checklist: Checklist
+    source: str
+    """The judgments scored: ``llm`` when the LLM judged it, else ``verifier`` (or the
+    source asked for)."""
+    judgments: dict[str, list[ItemJudgment]]
+    """Every source's judgments of this trial (llm, verifier, generic)."""
+    holistic: float | None
+    statuses: list[str]
+
+    @property
+    def labels(self) -> list[ItemJudgment]:
+        return self.judgments.get(self.source, [])
+
+
+def scored_trials(store: RunStore, *, source: str | None = None) -> Iterator[StoredTrial]:
+    """Every stored trial that has its checklist, with what scoring it needs: the one read
+    of the store that run scores, the report and the validity studies share."""
     checklists = store.checklists()
-    judgments = store.judgments()
-    provenance = store.judged_models()
+    by_trial: dict[str, dict[str, list[ItemJudgment]]] = {}
+    for (trial_id, judged_by), items in store.judgments().items():
+        by_trial.setdefault(trial_id, {})[judged_by] = items
     holistic = store.holistic()
-    rows: list[TrialScore] = []
     for trial in store.trials():
         checklist = checklists.get(trial["checklist_hash"] or "")
         if checklist is None:
             continue
-        chosen = source or ("llm" if (trial["trial_id"], "llm") in judgments else "verifier")
-        labels = judgments.get((trial["trial_id"], chosen), [])
+        judged = by_trial.get(trial["trial_id"], {})
+        yield StoredTrial(row=trial, checklist=checklist,
+                          source=source or ("llm" if "llm" in judged else "verifier"),
+                          judgments=judged,
+                          holistic=holistic.get(trial["trial_id"], (None, ""))[0],
+                          statuses=list(trial["checks"].values()))
+
+
+def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore]:
+    """A score per stored trial, from the LLM judgments when present, else the verifier's."""
+    provenance = store.judged_models()
+    rows: list[TrialScore] = []
+    for stored in scored_trials(store, source=source):
+        trial, checklist, chosen, labels = stored.row, stored.checklist, stored.source, \
+            stored.labels
         fused, metrics = score_trial(checklist, labels, trial["outcome"])
         model, prompt, seed = provenance.get((trial["trial_id"], chosen), (None, None, None))
-        statuses = list(trial["checks"].values())
+        statuses = stored.statuses
         rows.append(TrialScore(
             trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
             partial_credit=metrics.partial_credit, coverage=metrics.coverage,
@@ -83,7 +117,7 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
             items=metrics.items, yes=metrics.yes, no=metrics.no, abstain=metrics.abstain,
             unverified_evidence=sum(1 for j in labels if j.reason == "unverified_evidence"),
             endpoint=fused.endpoint, fusion=fused.applied, judge=chosen,
-            holistic=holistic.get(trial["trial_id"], (None, ""))[0],
+            holistic=stored.holistic,
             condition=trial["condition"],
             checks_passed=sum(1 for s in statuses if s == "passed"), checks_total=len(statuses),
             checklist_hash=checklist.hash,
