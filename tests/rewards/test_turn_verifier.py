@@ -266,3 +266,24 @@ def test_turn_reward_page_renders_in_headless_chromium(tmp_path: Path) -> None:
     assert strips == 8  # one strip per trial
     links = re.findall(r'<a href="#([^"]+-turn-\d+)"', dom)
     assert len(links) == 23 and all(f'id="{anchor}"' in dom for anchor in links)
+
+
+def test_the_verifiers_raw_responses_are_kept_with_its_verdicts(tmp_path: Path) -> None:
+    import sqlite3
+
+    from agentcredit.rewards import turn_rewards
+
+    register_script("raw-verifier", scripted_verifier.answer)
+    result = turn_rewards(_bank(tmp_path), [EXAMPLES / "jobs"], tmp_path / "run",
+                          model="scripted/raw-verifier", tasks=[EXAMPLES / "tasks"],
+                          no_cache=True)
+    assert len(result.summary.verified) == 8
+    db = sqlite3.connect(tmp_path / "run" / "run.sqlite")
+    kept = db.execute("SELECT trial_id, COUNT(*), SUM(ok) FROM responses WHERE kind = "
+                      "'turn-verifier' GROUP BY trial_id").fetchall()
+    db.close()
+    assert len(kept) == 8 and all(n == 2 and ok == 2 for _, n, ok in kept)  # coarse + fine
+    again = turn_rewards(_bank(tmp_path), [EXAMPLES / "jobs"], tmp_path / "run",
+                         model="scripted/raw-verifier", tasks=[EXAMPLES / "tasks"],
+                         no_cache=True)
+    assert len(again.summary.resumed) == 8  # nothing asked twice, nothing kept twice

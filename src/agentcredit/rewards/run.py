@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from agentcredit.formats.join import first_user_message
 from agentcredit.gating import Deferred, Failed
 from agentcredit.llm.client import Model
+from agentcredit.llm.types import ModelFailure, ModelResponse
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
 from agentcredit.rewards.verifier import verify_trial
@@ -47,11 +48,15 @@ async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: 
         if old is not None and _same(old, item.skill, model.model_id, seed):
             summary.resumed.append(item.trial.id)
         else:
+            asked: list[ModelResponse | ModelFailure] = []
             async with semaphore:
                 result = await verify_trial(item.trial, item.skill, model, item.instruction,
-                                            budget_tokens=budget_tokens, seed=seed)
+                                            budget_tokens=budget_tokens, seed=seed,
+                                            record=asked)
             if isinstance(result, TrialVerdict):
-                store.record_turn_verdict(result)
+                store.record_turn_verdict(
+                    result, responses=[r for r in asked if isinstance(r, ModelResponse)],
+                    failures=[r for r in asked if isinstance(r, ModelFailure)])
                 summary.verified.append(item.trial.id)
                 for c in result.criteria:
                     if c.status == "failed":

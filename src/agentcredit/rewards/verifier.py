@@ -22,12 +22,13 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.gating import Deferred, Failed
 from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
-from agentcredit.llm.types import GenerationConfig, ModelFailure
+from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
@@ -79,8 +80,10 @@ def has_images(trial: TrialRecord) -> bool:
 
 async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instruction: str, *,
                        budget_tokens: int = 24_000, seed: int = 0,
+                       record: list[ModelResponse | ModelFailure] | None = None,
                        ) -> TrialVerdict | Deferred | Failed:
-    """The turn verdicts of one trial under ``skill``'s rubric."""
+    """The turn verdicts of one trial under ``skill``'s rubric; every raw answer (or failure)
+    of its calls is appended to ``record`` when one is given."""
     rubric = require_rubric(skill).rubric or ()
     leak = verifier_output_in(trial, None)
     if leak is not None:
@@ -89,7 +92,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
     turns = agent_turns(trial)
     config = GenerationConfig(seed=seed)
     view = render_evidence(trial, budget_tokens=budget_tokens)
-    coarse = await model.generate(coarse_messages(instruction, view, turns, rubric),
+    coarse = await _asked(model, record, coarse_messages(instruction, view, turns, rubric),
                                   schema=CoarseAnswer, config=config)
     if isinstance(coarse, ModelFailure):
         if coarse.kind == "deferred":
@@ -129,7 +132,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
                                         int((budget // len(steps) - 90) * 0.75)))
         messages = fine_messages(instruction, [by_id[i] for i in ids], summaries,
                                  [trial.steps[s - 1] for s in steps], output_chars=chars)
-        result = await model.generate(messages, schema=FineGroupAnswer, config=config)
+        result = await _asked(model, record, messages, schema=FineGroupAnswer, config=config)
         if isinstance(result, ModelFailure):
             if result.kind == "deferred":
                 return Deferred(stage="fine")
@@ -161,6 +164,16 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
         summaries=tuple(summaries.get(s, "") for s in turns),
         criteria=tuple(flat[c.id] for c in rubric),
         model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed)
+
+
+async def _asked(model: Model, record: list[ModelResponse | ModelFailure] | None,
+                 messages: list[Any], *, schema: Any, config: GenerationConfig,
+                 ) -> ModelResponse | ModelFailure:
+    result = await model.generate(messages, schema=schema, config=config)
+    if record is not None and not (isinstance(result, ModelFailure) and
+                                   result.kind == "deferred"):
+        record.append(result)
+    return result
 
 
 def overlapping(plans: dict[str, list[int]]) -> list[list[str]]:

@@ -193,10 +193,17 @@ class RunStore:
             "SELECT trial_id, score, rationale FROM holistic")}
 
     # turn-level rubric verdicts (SkillRubric)
-    def record_turn_verdict(self, verdict: TrialVerdict) -> None:
-        """A trial's turn verdicts with their citations, and its done mark, in one go."""
+    def record_turn_verdict(self, verdict: TrialVerdict, *,
+                            responses: list[ModelResponse] | None = None,
+                            failures: list[ModelFailure] | None = None) -> None:
+        """A trial's turn verdicts with their citations, the verifier's raw responses (kind
+        ``turn-verifier``, as judge responses are kept) and its done mark, in one go."""
         now = time.time()
         with self.transaction() as db:
+            db.execute("DELETE FROM responses WHERE trial_id = ? AND kind = 'turn-verifier'",
+                       (verdict.trial_id,))
+            self._responses(db, verdict.trial_id, "turn-verifier", responses or [],
+                            failures or [], now)
             db.execute("INSERT OR REPLACE INTO turn_verdicts (trial_id, skill_id, skill_hash, "
                        "body, model, prompt_version, seed, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                        (verdict.trial_id, verdict.skill_id, verdict.skill_hash,
