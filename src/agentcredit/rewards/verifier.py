@@ -52,6 +52,8 @@ from agentcredit.skills.importing import require_rubric
 FINE_SHARE = 0.3
 """The raw outputs of one fine call share this fraction of the coarse view's characters."""
 FINE_MIN_CHARS, FINE_MAX_CHARS = 120, 6_000
+RAW_TURN_CHARS = 300
+"""A turn shown raw costs at least this much of the budget; past that, fewer turns are raw."""
 
 _IMAGE_WORDS = re.compile(r"\b(image|images|screenshot|screenshots|picture|photo|figure|"
                           r"rendered|visual(?:ly)?)\b", re.IGNORECASE)
@@ -125,7 +127,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
     budget = max(FINE_MIN_CHARS, int(len(view.text) * FINE_SHARE))
 
     async def group(ids: list[str]) -> dict[str, CriterionVerdict] | Deferred:
-        steps = sorted({s for i in ids for s in plans[i]})
+        steps = raw_turns(sorted({s for i in ids for s in plans[i]}), budget)
         # Each shown turn costs its output, a third of that for its action, and ~90
         # characters of markers; together they stay within the budget.
         chars = min(FINE_MAX_CHARS, max(FINE_MIN_CHARS,
@@ -174,6 +176,21 @@ async def _asked(model: Model, record: list[ModelResponse | ModelFailure] | None
                                    result.kind == "deferred"):
         record.append(result)
     return result
+
+
+def raw_turns(candidates: list[int], budget: int) -> list[int]:
+    """The candidate turns a fine call shows raw: all of them while each can keep
+    :data:`RAW_TURN_CHARS` of the budget, else that many spread evenly, the last included (the
+    others are shown by their coarse summaries).
+
+    >>> raw_turns([2, 4, 6], 4000), raw_turns(list(range(1, 31)), 1500)
+    ([2, 4, 6], [7, 13, 18, 24, 30])
+    """
+    keep = max(1, budget // RAW_TURN_CHARS)
+    if len(candidates) <= keep:
+        return candidates
+    last = len(candidates) - 1
+    return sorted({candidates[last - round(k * last / keep)] for k in range(keep)})
 
 
 def overlapping(plans: dict[str, list[int]]) -> list[list[str]]:
