@@ -6,9 +6,10 @@ candidates. Fine: the applicable criteria whose candidate turns overlap form one
 each group is one call over the union of its candidate turns with their raw evidence (tool
 outputs, file contents, images as images where the file is there), each turn shown once;
 the raw outputs of a call share a budget of :data:`FINE_SHARE` of the coarse view's size
-(at least 120 and at most 6,000 characters an output), so that the fine calls cost a
-fraction of the coarse one. Each criterion's answer is then rebuilt under the causal rule
-(:mod:`agentcredit.rewards.causal`).
+(at least :data:`FINE_FLOOR_CHARS`; 120-6,000 characters an output; past one raw turn per
+:data:`RAW_TURN_CHARS`, evenly spread candidates up to the last are shown raw), so that the
+fine calls cost a fraction of the coarse one. Each criterion's answer is then rebuilt under
+the causal rule (:mod:`agentcredit.rewards.causal`).
 
 A criterion whose evidence needs an image is ``unverifiable`` when the trajectory holds no
 image (decided before any call); a criterion with no candidate turn stays ``missing``
@@ -53,6 +54,8 @@ FINE_SHARE = 0.3
 """The raw outputs of one fine call share this fraction of the coarse view's characters."""
 FINE_MIN_CHARS, FINE_MAX_CHARS = 120, 6_000
 RAW_TURN_CHARS = 300
+FINE_FLOOR_CHARS = 3_000
+"""A short trajectory's fine call may use this much whatever its view's size."""
 """A turn shown raw costs at least this much of the budget; past that, fewer turns are raw."""
 
 _IMAGE_WORDS = re.compile(r"\b(image|images|screenshot|screenshots|picture|photo|figure|"
@@ -124,7 +127,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
                 flat[criterion.id] = _flat(criterion.id, "applicable", turns,
                                            "no candidate turn")
     by_id = {c.id: c for c in rubric}
-    budget = max(FINE_MIN_CHARS, int(len(view.text) * FINE_SHARE))
+    budget = max(FINE_FLOOR_CHARS, int(len(view.text) * FINE_SHARE))
 
     async def group(ids: list[str]) -> dict[str, CriterionVerdict] | Deferred:
         steps = raw_turns(sorted({s for i in ids for s in plans[i]}), budget)
