@@ -25,7 +25,7 @@ from agentcredit.evolve.runners import (
 )
 from agentcredit.formats import load
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.factory import model_client
+from agentcredit.llm.factory import client_for
 from agentcredit.schema import ReadError, SkillBank, Task
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
@@ -97,10 +97,12 @@ async def evolve_async(
     """
     bank_dir = Path(bank_dir)
     bank = load_bank(bank_dir)
-    store = cache or bank_dir / "responses.sqlite"
-    proposer = _client(model, store, base_url, concurrency)
-    verifier = _client(verifier_model, store, base_url, concurrency) if verifier_model \
-        else proposer
+    client_settings: dict[str, Any] = {
+        "default_cache": bank_dir / "responses.sqlite", "cache": cache, "base_url": base_url,
+        "no_cache": False, "concurrency": concurrency}
+    proposer = client_for(model, **client_settings)
+    verifier = client_for(verifier_model, **client_settings) if verifier_model else proposer
+    assert proposer is not None and verifier is not None
     chosen = runner if not isinstance(runner, str) else make_runner(
         runner, work_dir=work_dir or bank_dir / "evolve" / "runs", harbor=harbor, agent=agent,
         agent_model=agent_model, runner_args=runner_args, command=command)
@@ -124,16 +126,6 @@ async def evolve_async(
     result.bank = load_bank(bank_dir)
     result.usage = proposer.ledger.summary()
     return result
-
-
-def _client(model: str | ModelClient, cache: Path, base_url: str | None,
-            concurrency: int) -> ModelClient:
-    if isinstance(model, ModelClient):
-        return model
-    client = model_client(model, base_url=base_url, cache=cache, no_cache=False,
-                          concurrency=concurrency)
-    assert client is not None
-    return client
 
 
 async def _groups(bank: SkillBank, tasks: list[Task], skill: str | None,

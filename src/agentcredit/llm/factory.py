@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from agentcredit.errors import ConfigError
 from agentcredit.llm.cache import ResponseCache, default_cache_path
@@ -34,3 +35,12 @@ def _prices(path: Path) -> dict[str, Price]:
         return load_prices(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a price table ({exc})") from None
+
+
+def client_for(model: str | ModelClient | None, *, default_cache: Path,
+               cache: Path | None = None, **settings: Any) -> ModelClient | None:
+    """The caller's client as it is, or one built from a ``provider/model`` name whose
+    response cache defaults to ``default_cache`` (a job's own ``responses.sqlite``)."""
+    if isinstance(model, ModelClient) or model is None:
+        return model
+    return model_client(model, cache=cache or default_cache, **settings)

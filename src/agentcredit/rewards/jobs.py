@@ -17,7 +17,7 @@ from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.factory import model_client
+from agentcredit.llm.factory import client_for
 from agentcredit.rewards.report import write_turn_report
 from agentcredit.rewards.run import VerifySummary, assign, rewards_of, task_text, verify_all
 from agentcredit.rewards.table import RewardTable
@@ -117,9 +117,9 @@ async def turn_rewards_async(
     if skill is not None and skills.get(skill) is None:
         raise ConfigError(f"no skill {skill!r} in "
                           f"{'the bank' if isinstance(bank, SkillBank) else bank}")
-    client = model if isinstance(model, ModelClient) else model_client(
-        model, base_url=base_url, cache=cache or out / "responses.sqlite", no_cache=no_cache,
-        concurrency=concurrency, retry_failed=retry_failed, redact=redact, batch=batch)
+    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
+                        base_url=base_url, no_cache=no_cache, concurrency=concurrency,
+                        retry_failed=retry_failed, redact=redact, batch=batch)
     assert client is not None
     loaded = load([*map(Path, trials), *map(Path, tasks)])
     instructions = {t.id: t.instruction for t in loaded.tasks}

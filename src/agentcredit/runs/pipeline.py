@@ -28,7 +28,7 @@ from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.quotes import EVIDENCE_MODES
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.factory import model_client
+from agentcredit.llm.factory import client_for
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
@@ -124,9 +124,10 @@ async def score_async(
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
-        client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
-                         concurrency=concurrency, retry_failed=retry_failed, redact=redact,
-                         batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
+                            base_url=base_url, no_cache=no_cache, concurrency=concurrency,
+                            retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
+                            tpm=tpm, prices=prices)
         task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
         rule_set = load_rules(rules)
         report = await build_checklists(
@@ -155,22 +156,16 @@ async def score_async(
             out=out, tasks=len(task_list), trials=trial_count, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
             report_path=report_path, store_path=store.path,
-            usage=client.ledger.summary() if client else None,
-            model=client.model_id if client else None, elapsed=time.perf_counter() - start,
-            stale_lock=lock.stale, cache_path=_cache_path(client), batch=batch)
+            elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
+            **_client_fields(client))
 
 
-def _client(model: str | ModelClient | None, out: Path, *, cache: Path | None,
-            **settings: Any) -> ModelClient | None:
-    """The caller's client as it is, or one built from a ``provider/model`` name whose
-    cache defaults to ``responses.sqlite`` in the run directory."""
-    if isinstance(model, ModelClient) or model is None:
-        return model
-    return model_client(model, cache=cache or out / "responses.sqlite", **settings)
-
-
-def _cache_path(client: ModelClient | None) -> Path | None:
-    return client.cache.path if client is not None and client.cache is not None else None
+def _client_fields(client: ModelClient | None) -> dict[str, Any]:
+    """What a result says of the client that made it: model, usage, cache file."""
+    if client is None:
+        return {"model": None, "usage": None, "cache_path": None}
+    return {"model": client.model_id, "usage": client.ledger.summary(),
+            "cache_path": client.cache.path if client.cache is not None else None}
 
 
 def check_options(model: object, evidence: str, **asked: bool) -> None:
@@ -216,9 +211,10 @@ async def judge_run_async(
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
-        client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
-                         concurrency=concurrency, retry_failed=retry_failed, redact=redact,
-                         batch=batch, rpm=rpm, tpm=tpm, prices=prices)
+        client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
+                            base_url=base_url, no_cache=no_cache, concurrency=concurrency,
+                            retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
+                            tpm=tpm, prices=prices)
         frozen = load_checklists(Path(checklists))
         task_result = load([Path(tasks)]) if tasks else None
         trial_result = load([Path(trials)])
@@ -241,9 +237,8 @@ async def judge_run_async(
             load_errors=[*(task_result.errors if task_result else []), *trial_result.errors],
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
             report_path=None, store_path=store.path,
-            usage=client.ledger.summary() if client else None,
-            model=client.model_id if client else None, elapsed=time.perf_counter() - start,
-            stale_lock=lock.stale, cache_path=_cache_path(client), batch=batch)
+            elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
+            **_client_fields(client))
 
 
 def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str], None]:

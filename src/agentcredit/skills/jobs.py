@@ -16,7 +16,7 @@ from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.factory import model_client
+from agentcredit.llm.factory import client_for
 from agentcredit.schema import ReadError, Skill, SkillBank, Task
 from agentcredit.skills.agent_skills import FILES_DIR, import_paths, store_files
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, load_bank, make_bank
@@ -71,13 +71,6 @@ class BuildResult:
     cache_path: Path | None = None
 
 
-def _client(model: str | ModelClient | None, out: Path, *, cache: Path | None,
-            **settings: Any) -> ModelClient | None:
-    if isinstance(model, ModelClient) or model is None:
-        return model
-    return model_client(model, cache=cache or out / "responses.sqlite", **settings)
-
-
 async def _closing(client: ModelClient | None, owned: bool) -> None:
     if owned and client is not None:
         await client.aclose()
@@ -112,9 +105,10 @@ async def import_skills_async(
         ConfigError: an unusable option or bank, or a skill folder that cannot be kept.
     """
     out = Path(out)
-    client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
-                     concurrency=concurrency, retry_failed=retry_failed, batch=batch,
-                     redact=redact)
+    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
+                        base_url=base_url, no_cache=no_cache,
+                        concurrency=concurrency, retry_failed=retry_failed, batch=batch,
+                        redact=redact)
     try:
         existing = load_bank(out) if (out / BANK_NAME).exists() else None
         read = import_paths([Path(p) for p in paths])
@@ -217,9 +211,10 @@ async def build_bank_from_paths(
         ConfigError: an unusable model or embedding setting.
     """
     out = Path(out)
-    client = _client(model, out, base_url=base_url, cache=cache, no_cache=no_cache,
-                     concurrency=concurrency, retry_failed=retry_failed, redact=redact,
-                     batch=batch)
+    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
+                        base_url=base_url, no_cache=no_cache,
+                        concurrency=concurrency, retry_failed=retry_failed, redact=redact,
+                        batch=batch)
     assert client is not None
     try:
         embedder = make_embedder(embed, cache=None if no_cache else client.cache,
