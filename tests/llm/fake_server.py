@@ -4,11 +4,13 @@ Tests and benchmarks drive the real SDKs against it over real HTTP. ``faults`` d
 per request, whether to misbehave: ``"429"`` (with Retry-After), ``"500"``, ``"slow"``,
 ``"drop"`` (close the connection without answering), ``"malformed"`` (invalid JSON),
 ``"schema"`` (valid JSON content that violates the requested schema) or
-``"reject_format"`` (400 for ``response_format`` json_schema, as some servers do).
+``"reject_format"`` (400 for ``response_format`` json_schema, as some servers do) or
+``"gzip"`` (a correct answer sent gzip-compressed, as servers behind proxies often do).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import socket
@@ -123,6 +125,9 @@ class FakeLLMServer:
                 text = '{"unexpected": true}' if fault == "schema" else server.responder(body)
                 payload = anthropic_message(body, text) if anthropic else \
                     chat_completion(body, text)
+                if fault == "gzip":
+                    return self._raw(200, gzip.compress(json.dumps(payload).encode()),
+                                     {"content-encoding": "gzip"})
                 self._send(200, payload, {"x-request-id": f"req-{index}",
                                           "request-id": f"req-{index}"})
 

@@ -29,6 +29,13 @@ from tests.llm.fake_server import FakeLLMServer
 FAST = RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05)
 
 
+@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
+def http_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs over both HTTP paths of the OpenAI-compatible provider."""
+    monkeypatch.setenv("AGENTCREDIT_HTTP", request.param)
+    return str(request.param)
+
+
 class Answer(BaseModel):
     answer: str
 
@@ -63,6 +70,49 @@ def test_transient_faults_are_retried(fault: str) -> None:
         result = ok(client(server).generate_sync([user("x")]))
         assert server.count == 2
     assert result.attempts == 2
+
+
+def test_the_chosen_http_path_carries_the_requests(http_path: str) -> None:
+    from agentcredit.llm.providers.aiohttp_transport import AiohttpTransport
+
+    async def transport_of(model: ModelClient) -> object:
+        sdk = model.provider._client()  # type: ignore[attr-defined]
+        await model.aclose()
+        return sdk._client._transport
+
+    with FakeLLMServer() as server:
+        transport = asyncio.run(transport_of(client(server)))
+    assert isinstance(transport, AiohttpTransport) == (http_path == "aiohttp")
+
+
+def test_a_compressed_answer_is_decoded() -> None:
+    with FakeLLMServer(faults=lambda i, body: "gzip") as server:
+        result = ok(client(server).generate_sync([user("zipped")], schema=Answer))
+    assert result.parsed == {"answer": "zipped"}
+
+
+def test_a_refused_connection_is_a_connection_failure_that_says_so() -> None:
+    with FakeLLMServer() as server:
+        url = server.url  # closed on exit: nothing listens there any more
+    prov = make_provider("openai/fake-model", base_url=f"{url}/v1", api_key="sk-test")
+    result = ModelClient(prov, retry=RetryPolicy(max_attempts=2, base_delay=0.01),
+                         timeout=5.0).generate_sync([user("x")])
+    assert isinstance(result, ModelFailure)
+    assert (result.kind, result.attempts) == ("connection", 2)
+    assert "connect" in result.message.lower() and "error." not in result.message.lower()
+
+
+def test_the_environment_proxy_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeLLMServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        prov = make_provider("openai/fake-model", base_url="http://model.invalid/v1",
+                             api_key="sk-test")
+        result = ok(ModelClient(prov, retry=FAST, timeout=5.0).generate_sync([user("hi")]))
+        assert proxy.paths == ["http://model.invalid/v1/chat/completions"]
+    assert result.text == "echo: hi"
 
 
 @pytest.mark.parametrize("fault", ["429", "500", "drop", "malformed", "schema"])

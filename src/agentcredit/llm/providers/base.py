@@ -80,7 +80,7 @@ class LoopBoundClient:
             await client.close()
 
 
-def one_line(exc: Exception) -> str:
+def one_line(exc: BaseException) -> str:
     """The first line of an exception's message (its class name when empty)."""
     text = str(exc).strip().splitlines()
     return text[0][:300] if text else exc.__class__.__name__

@@ -2,6 +2,10 @@
 
 Structured output asks for ``response_format`` json_schema; a server that rejects it is
 asked again in JSON mode, and the answer is validated by the client either way.
+
+Requests travel over an aiohttp connection pool when aiohttp is installed (it is a
+dependency; see ``aiohttp_transport``), else over the SDK's default one;
+``AGENTCREDIT_HTTP=httpx`` chooses the SDK's default.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ class OpenAICompatProvider(LoopBoundClient):
     def _make_client(self) -> Any:
         import openai
 
-        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
+                                  http_client=http_client())
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
@@ -119,6 +124,25 @@ class OpenAICompatProvider(LoopBoundClient):
             output=int(usage.get("completion_tokens") or 0)))
 
 
+def http_client() -> Any:
+    """The SDK's HTTP client over aiohttp, or None (the SDK's default) when aiohttp is
+    missing, the SDK is one built on another HTTP library than httpx2, or
+    ``AGENTCREDIT_HTTP=httpx``."""
+    if os.environ.get("AGENTCREDIT_HTTP", "").strip().lower() == "httpx":
+        return None
+    import openai
+
+    try:
+        import httpx2
+
+        from agentcredit.llm.providers.aiohttp_transport import AiohttpTransport
+    except ImportError:
+        return None
+    if not issubclass(openai.DefaultAsyncHttpxClient, httpx2.AsyncClient):
+        return None
+    return openai.DefaultAsyncHttpxClient(transport=AiohttpTransport())
+
+
 def _message(message: Message) -> dict[str, Any]:
     if isinstance(message.content, str):
         return {"role": message.role, "content": message.content}
@@ -143,7 +167,9 @@ def _error(exc: Exception) -> ProviderError:
     if isinstance(exc, openai.APITimeoutError):
         return ProviderError("timeout", "request timed out")
     if isinstance(exc, openai.APIConnectionError):
-        return ProviderError("connection", f"connection failed: {exc}")
+        cause = exc.__cause__
+        reason = one_line(cause) if cause is not None else one_line(exc)
+        return ProviderError("connection", f"connection failed: {reason}")
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", None)
         return ProviderError(status_kind(exc.status_code), one_line(exc),
