@@ -1,0 +1,92 @@
+"""The aiohttp pool under the openai SDK: proxies from the environment, and no session
+left open (aiohttp reports those on stderr, in the middle of a trainer's log)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
+from agentcredit.llm.providers.aiohttp_transport import env_proxy
+from tests.llm.fake_server import FakeLLMServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_env_proxy_with_credentials_and_bypass(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY",
+                 "NO_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert env_proxy("https", "api.example.com") is None
+    monkeypatch.setenv("https_proxy", "http://ann:p%40ss@proxy.local:3128")
+    monkeypatch.setenv("no_proxy", "internal.example.com")
+    assert env_proxy("https", "api.example.com") == (
+        "http://proxy.local:3128", aiohttp.BasicAuth("ann", "p@ss"))
+    assert env_proxy("https", "internal.example.com") is None
+    assert env_proxy("http", "api.example.com") is None  # only https has a proxy
+
+
+def test_a_client_dropped_after_its_loop_ended_reports_nothing(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with FakeLLMServer() as server:
+        client = ModelClient(make_provider("openai/m", base_url=f"{server.url}/v1",
+                                           api_key="sk-x"))
+
+        async def ask(model: ModelClient) -> object:
+            return await model.generate([user("hi")])
+
+        assert isinstance(asyncio.run(ask(client)), ModelResponse)
+        assert isinstance(asyncio.run(ask(client)), ModelResponse)  # a new loop, same client
+        del client
+        gc.collect()
+    assert not [r for r in caplog.records if "Unclosed" in r.getMessage()]
+
+
+def test_reward_hooks_end_the_process_without_unclosed_sessions(tmp_path: Path) -> None:
+    script = tmp_path / "hook.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from tests.llm.fake_server import FakeLLMServer
+        from tests.rewards import scripted_verifier
+        from tests.rewards.test_acting_hooks import TOOL_COMPLETION
+        from tests.skills.helpers import make_skill
+        from agentcredit.llm import ModelClient, make_provider
+        from agentcredit.rewards.hooks import SkillRubricReward
+        from agentcredit.schema import Lineage
+        from agentcredit.skills.bank import make_bank
+
+        def answer(body):
+            schema = body["response_format"]["json_schema"]["schema"]
+            return scripted_verifier.answer(body["messages"], schema)
+
+        server = FakeLLMServer(responder=answer).__enter__()
+
+        def main():  # the reward and its client are dropped when main returns
+            skill = make_skill("sums", lineage=Lineage(stage="import", sources=("x",)))
+            bank = make_bank([skill], benchmark=None, embedding="lexical-tfidf-1",
+                             rules_version="r", prompt_version="p")
+            client = ModelClient(make_provider("openai/m", base_url=server.url + "/v1",
+                                               api_key="sk-x"))
+            reward = SkillRubricReward(bank=bank, verifier=client, process_weight=0.5)
+            return reward([[{{"role": "user", "content": "Sum."}}]] * 4,
+                          [TOOL_COMPLETION] * 4, ground_truth=["42"] * 4,
+                          skill_id=["sums"] * 4)
+
+        print(main())
+        import gc, time
+        gc.collect()
+        time.sleep(0.3)
+    """))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1.5, 1.5, 1.5, 1.5]"
+    assert "Unclosed" not in done.stderr, done.stderr
