@@ -4,7 +4,9 @@
 ``SkillRubricReward`` whose verifier is an OpenAI-compatible endpoint answering after 200 ms,
 with 64 requests in flight. Every completion needs one coarse call and then its fine
 calls, so the ideal is the number of waves of 64 calls times the latency. Prints the
-elapsed time, the calls made and the ratio to the ideal (target <= 1.2).
+elapsed time, the calls made, the client's CPU per call (what decides the ratio: a wave's
+64 answers are turned around one after another on one event loop) and the ratio to the
+ideal (target <= 1.2). ``AGENTCREDIT_HTTP=httpx`` measures the SDK's own HTTP path.
 
     python benchmarks/rewards_throughput.py [--completions 512] [--latency 0.2]
         [--concurrency 64]
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
+import os
 import sys
 import time
 from pathlib import Path
@@ -68,10 +71,10 @@ def main() -> None:
         reward(prompts[:2], [TOOL_COMPLETION] * 2, ground_truth=["42"] * 2,
                skill_id=["sums"] * 2)  # warm up imports and the connection pool
         calls_before = client.ledger.summary()["calls"]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         values = reward(prompts, [TOOL_COMPLETION] * n, ground_truth=["42"] * n,
                         skill_id=["sums"] * n)
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         calls = client.ledger.summary()["calls"] - calls_before
     finally:
         proc.terminate()
@@ -81,6 +84,8 @@ def main() -> None:
     ideal = (-(-n // args.concurrency) + -(-(calls - n) // args.concurrency)) * args.latency
     print(f"{scored}/{n} completions scored in {elapsed:.2f} s with {calls} verifier calls "
           f"({fine_per:.1f} fine calls per completion); ideal {ideal:.2f} s")
+    print(f"client CPU {cpu:.2f} s = {1000 * cpu / calls:.2f} ms per call "
+          f"(HTTP path: {os.environ.get('AGENTCREDIT_HTTP') or 'aiohttp pool'})")
     print(f"ratio elapsed / ideal: {elapsed / ideal:.3f}  (target <= 1.2)")
 
 

@@ -73,16 +73,16 @@ def test_transient_faults_are_retried(fault: str) -> None:
 
 
 def test_the_chosen_http_path_carries_the_requests(http_path: str) -> None:
-    from agentcredit.llm.providers.aiohttp_transport import AiohttpTransport
+    from agentcredit.llm.providers.pooled_http import PooledSession
 
-    async def transport_of(model: ModelClient) -> object:
-        sdk = model.provider._client()  # type: ignore[attr-defined]
+    async def sender_of(model: ModelClient) -> object:
+        sender = model.provider._client()  # type: ignore[attr-defined]
         await model.aclose()
-        return sdk._client._transport
+        return sender
 
     with FakeLLMServer() as server:
-        transport = asyncio.run(transport_of(client(server)))
-    assert isinstance(transport, AiohttpTransport) == (http_path == "aiohttp")
+        sender = asyncio.run(sender_of(client(server)))
+    assert isinstance(sender, PooledSession) == (http_path == "aiohttp")
 
 
 def test_a_compressed_answer_is_decoded() -> None:

@@ -297,8 +297,11 @@ class ModelClient:
                             model=self.model_id, cache_key=key)
 
     def _redact(self, message: Message) -> Message:
+        """``message`` with secrets redacted (the same object when there were none)."""
         if isinstance(message.content, str):
-            return message.model_copy(update={"content": self.redactor(message.content)})
+            clean = self.redactor(message.content)
+            return message if clean == message.content else \
+                message.model_copy(update={"content": clean})
         parts = tuple(
             p.model_copy(update={"text": self.redactor(p.text)}) if isinstance(p, TextPart)
             else p for p in message.content)

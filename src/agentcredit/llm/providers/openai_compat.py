@@ -3,9 +3,11 @@
 Structured output asks for ``response_format`` json_schema; a server that rejects it is
 asked again in JSON mode, and the answer is validated by the client either way.
 
-Requests travel over an aiohttp connection pool when aiohttp is installed (it is a
-dependency; see ``aiohttp_transport``), else over the SDK's default one;
-``AGENTCREDIT_HTTP=httpx`` chooses the SDK's default.
+The SDK configures every call (base URL, key, organisation and project, from arguments or
+``OPENAI_*`` variables). The requests themselves travel over one aiohttp pool
+(``pooled_http``: half the CPU per call at trainer scale) unless aiohttp is missing or
+``AGENTCREDIT_HTTP=httpx``, when the SDK sends them; both paths classify failures alike
+(``tests/llm/test_client_http.py`` runs over each).
 """
 
 from __future__ import annotations
@@ -40,8 +42,12 @@ class OpenAICompatProvider(LoopBoundClient):
     def _make_client(self) -> Any:
         import openai
 
-        return openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0,
-                                  http_client=http_client())
+        sdk = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
+        pooled = _pooled_session_class()
+        if pooled is None:
+            return sdk
+        headers = {k: v for k, v in sdk.default_headers.items() if isinstance(v, str)}
+        return pooled(str(sdk.base_url), headers)
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:
@@ -62,14 +68,22 @@ class OpenAICompatProvider(LoopBoundClient):
 
         if self.json_mode_only and "response_format" in body:
             body = {**body, "response_format": {"type": "json_object"}}
+        client = self._client()
+        if not isinstance(client, openai.AsyncOpenAI):
+            data = _checked(await client.post("/chat/completions", body, timeout))
+            if isinstance(data, ProviderError):
+                if _rejects_schema(body, data):
+                    self.json_mode_only = True
+                    return await self.send(body, timeout)
+                raise data
+            return self._answer(data, data.get("id") if isinstance(data, dict) else None)
         try:
             # The SDK's documented generic POST: same HTTP client, auth and errors, without
             # the typed (de)serialisation that costs ~2 ms of CPU per call.
-            completion = await self._client().post(
+            completion = await client.post(
                 "/chat/completions", body=body, cast_to=object, options={"timeout": timeout})
         except openai.BadRequestError as exc:
-            if "response_format" in body and body["response_format"]["type"] == "json_schema" \
-                    and _mentions_format(exc):
+            if _rejects_schema(body, exc):
                 self.json_mode_only = True
                 return await self.send(body, timeout)
             raise _error(exc) from None
@@ -84,14 +98,21 @@ class OpenAICompatProvider(LoopBoundClient):
         """Embedding vectors from the ``/embeddings`` endpoint, in the order of ``texts``."""
         import openai
 
-        try:
-            answer = await self._client().post(
-                "/embeddings", body={"model": self.model, "input": texts}, cast_to=object,
-                options={"timeout": timeout})
-        except openai.APIError as exc:
-            raise _error(exc) from None
-        except (ValueError, TypeError) as exc:
-            raise ProviderError("malformed_response", f"undecodable answer: {exc}") from None
+        client = self._client()
+        request = {"model": self.model, "input": texts}
+        if not isinstance(client, openai.AsyncOpenAI):
+            answer = _checked(await client.post("/embeddings", request, timeout))
+            if isinstance(answer, ProviderError):
+                raise answer
+        else:
+            try:
+                answer = await client.post("/embeddings", body=request, cast_to=object,
+                                           options={"timeout": timeout})
+            except openai.APIError as exc:
+                raise _error(exc) from None
+            except (ValueError, TypeError) as exc:
+                raise ProviderError("malformed_response",
+                                    f"undecodable answer: {exc}") from None
         data = answer.get("data") if isinstance(answer, dict) else None
         if not isinstance(data, list) or len(data) != len(texts):
             raise ProviderError("malformed_response", "embeddings answer has no data list of "
@@ -124,23 +145,39 @@ class OpenAICompatProvider(LoopBoundClient):
             output=int(usage.get("completion_tokens") or 0)))
 
 
-def http_client() -> Any:
-    """The SDK's HTTP client over aiohttp, or None (the SDK's default) when aiohttp is
-    missing, the SDK is one built on another HTTP library than httpx2, or
-    ``AGENTCREDIT_HTTP=httpx``."""
+def _pooled_session_class() -> Any:
+    """PooledSession, or None when aiohttp is missing or ``AGENTCREDIT_HTTP=httpx``."""
     if os.environ.get("AGENTCREDIT_HTTP", "").strip().lower() == "httpx":
         return None
-    import openai
-
     try:
-        import httpx2
-
-        from agentcredit.llm.providers.aiohttp_transport import AiohttpTransport
+        from agentcredit.llm.providers.pooled_http import PooledSession
     except ImportError:
         return None
-    if not issubclass(openai.DefaultAsyncHttpxClient, httpx2.AsyncClient):
-        return None
-    return openai.DefaultAsyncHttpxClient(transport=AiohttpTransport())
+    return PooledSession
+
+
+def _checked(answer: Any) -> Any:
+    """The JSON of a pooled answer, or the ProviderError its status or body amounts to."""
+    if answer.status >= 400:
+        error = answer.data.get("error") if isinstance(answer.data, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        lines = (str(message) if message else answer.text).strip().splitlines()
+        detail = lines[0][:300] if lines else "no body"
+        return ProviderError(status_kind(answer.status), f"HTTP {answer.status}: {detail}",
+                             status=answer.status,
+                             retry_after=retry_after_seconds(answer.headers))
+    if answer.data is None:
+        return ProviderError("malformed_response",
+                             f"undecodable answer: {answer.text.strip()[:120]!r}")
+    return answer.data
+
+
+def _rejects_schema(body: dict[str, Any], error: Exception) -> bool:
+    """Whether ``error`` is a server's refusal of a json_schema ``response_format``."""
+    if isinstance(error, ProviderError) and error.status != 400:
+        return False
+    return body.get("response_format", {}).get("type") == "json_schema" and \
+        _mentions_format(error)
 
 
 def _message(message: Message) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import aiohttp
 import pytest
 
 from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
-from agentcredit.llm.providers.aiohttp_transport import env_proxy
+from agentcredit.llm.providers.pooled_http import env_proxy
 from tests.llm.fake_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parents[2]
