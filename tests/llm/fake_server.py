@@ -52,6 +52,7 @@ class FakeLLMServer:
         self.slow_seconds = slow_seconds
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -97,6 +98,7 @@ class FakeLLMServer:
                     index = len(server.requests)
                     server.requests.append(body)
                     server.paths.append(self.path)
+                    server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 fault = server.faults(index, body)
                 if server.latency:
                     time.sleep(server.latency)

@@ -85,6 +85,17 @@ def test_the_chosen_http_path_carries_the_requests(http_path: str) -> None:
     assert isinstance(sender, PooledSession) == (http_path == "aiohttp")
 
 
+def test_the_sdk_configuration_reaches_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-42")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-7")
+    with FakeLLMServer() as server:
+        ok(client(server).generate_sync([user("hi")]))
+        sent = server.headers[0]
+    assert sent["authorization"] == "Bearer sk-test"
+    assert (sent["openai-organization"], sent["openai-project"]) == ("org-42", "proj-7")
+    assert sent["content-type"] == "application/json"
+
+
 def test_a_compressed_answer_is_decoded() -> None:
     with FakeLLMServer(faults=lambda i, body: "gzip") as server:
         result = ok(client(server).generate_sync([user("zipped")], schema=Answer))

@@ -44,9 +44,12 @@ class OpenAICompatProvider(LoopBoundClient):
 
         sdk = openai.AsyncOpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0)
         pooled = _pooled_session_class()
-        if pooled is None:
-            return sdk
-        headers = {k: v for k, v in sdk.default_headers.items() if isinstance(v, str)}
+        auth = getattr(sdk, "auth_headers", None)
+        if pooled is None or not isinstance(auth, dict) or \
+                not isinstance(auth.get("Authorization"), str):
+            return sdk  # no aiohttp, or an authentication the SDK refreshes itself
+        headers = {k: v for k, v in {**sdk.default_headers, **auth}.items()
+                   if isinstance(v, str)}
         return pooled(str(sdk.base_url), headers)
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
