@@ -163,3 +163,29 @@ def test_turn_advantages_match_the_reward_table() -> None:
     # a: S = 1, b: S = 0 -> A_S = +-0.5; a's progress 0, 0.6; b's 0.25, 0
     assert per_turn[0] == pytest.approx([0.5, 0.5 + 0.5 * (0.5 + 0.6)])
     assert per_turn[1] == pytest.approx([-0.5 + 0.5 * (-0.25 + 0.25), -0.5 + 0.5 * -0.25])
+
+
+OWNED_KEY = "AKIAQ7RSTUVWXYZ23456"  # planted by the task: its prompt names it
+FOREIGN_KEY = "AKIAZ9ZZZZZZZZZZZZZZ"  # in the tool output only
+
+
+def test_the_turn_verifier_keeps_values_the_task_owns_and_redacts_the_rest() -> None:
+    seen: list[str] = []
+
+    def capture(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
+        seen.append("\n".join(str(m.get("content")) for m in messages))
+        return scripted_verifier.answer(messages, schema)
+
+    register_script("owned-verifier", capture)
+    bank, _ = _bank_and_verifier()
+    verifier = ModelClient(make_provider("scripted/owned-verifier"))
+    completion = json.loads(json.dumps(TOOL_COMPLETION))
+    completion[1]["content"] += f"\nkey={OWNED_KEY}\nother_key={FOREIGN_KEY}"
+    prompt = [{"role": "user", "content": f"Sum it; never print the key {OWNED_KEY}."}]
+    reward = SkillRubricReward(bank=bank, verifier=verifier, process_weight=0.5)
+    assert reward([prompt], [completion], ground_truth=["42"], skill_id=["sums"]) == [1.5]
+    shown = [text for text in seen if "other_key=" in text]
+    assert shown and all(f"key={OWNED_KEY}" in text for text in shown)
+    assert all(FOREIGN_KEY not in text and "other_key=[REDACTED:aws_access_key_id]" in text
+               for text in shown)
+    assert verifier.ledger.task_owned_kept > 0 and verifier.ledger.redactions > 0

@@ -39,6 +39,7 @@ from agentcredit.evolve.runners import Rollout, RolloutRunner
 from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
+from agentcredit.llm.redact import task_text
 from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict
@@ -130,7 +131,9 @@ class _Loop:
         task = next((t for t in self.tasks if t.id == trial.task_id), None)
         result = await verify_trial(trial, skill, self.verifier,
                                     task.instruction if task else trial.instruction or "",
-                                    seed=seed)
+                                    seed=seed, owned=task_text(task.instruction,
+                                                               task.verifier_files)
+                                    if task else None)
         if not isinstance(result, TrialVerdict):
             self.report.problems.append(f"verifier on {trial.id}: {result}")
             return None  # not stored: a later run asks again (the model cache answers)

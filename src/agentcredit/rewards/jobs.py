@@ -18,6 +18,7 @@ from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.factory import client_for
+from agentcredit.llm.redact import task_text as owned_text
 from agentcredit.rewards.report import write_turn_report
 from agentcredit.rewards.run import VerifySummary, assign, rewards_of, task_text, verify_all
 from agentcredit.rewards.table import RewardTable
@@ -126,7 +127,8 @@ async def turn_rewards_async(
     choices, chosen = await _choose(skills, loaded.trials, instructions, skill, embed,
                                     cache=None if no_cache else cache or out / "responses.sqlite",
                                     base_url=base_url)
-    assignments, skipped = assign(loaded.trials, skills, chosen, instructions)
+    owned = {t.id: owned_text(t.instruction, t.verifier_files) for t in loaded.tasks}
+    assignments, skipped = assign(loaded.trials, skills, chosen, instructions, owned)
     if not assignments:
         rubric = skipped and all("has no rubric" in why for why in skipped.values())
         raise NoTrialToVerify("no trial can be verified (see the reasons above)" + (

@@ -20,11 +20,14 @@ from agentcredit.store.run_store import RunStore
 
 @dataclass(frozen=True)
 class Assignment:
-    """Which skill verifies a trial, and the instruction shown to the verifier."""
+    """Which skill verifies a trial, the instruction shown to the verifier and the text
+    whose values the task owns (its instruction and verifier files, when the task was read).
+    """
 
     trial: Trial
     skill: Skill
     instruction: str
+    owned: str | None = None
 
 
 @dataclass
@@ -52,7 +55,7 @@ async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: 
             async with semaphore:
                 result = await verify_trial(item.trial, item.skill, model, item.instruction,
                                             budget_tokens=budget_tokens, seed=seed,
-                                            record=asked)
+                                            record=asked, owned=item.owned)
             if isinstance(result, TrialVerdict):
                 store.record_turn_verdict(
                     result, responses=[r for r in asked if isinstance(r, ModelResponse)],
@@ -96,8 +99,10 @@ def rewards_of(store: RunStore, assignments: Sequence[Assignment], *,
 
 
 def assign(trials: Sequence[Trial], bank: SkillBank, chosen: dict[str, str],
-           instructions: dict[str, str]) -> tuple[list[Assignment], dict[str, str]]:
-    """Assignments for trials whose skill (``chosen`` by trial id) has a rubric."""
+           instructions: dict[str, str], owned: dict[str, str] | None = None,
+           ) -> tuple[list[Assignment], dict[str, str]]:
+    """Assignments for trials whose skill (``chosen`` by trial id) has a rubric; ``owned``
+    gives a task's own text by task id."""
     out: list[Assignment] = []
     skipped: dict[str, str] = {}
     for trial in trials:
@@ -116,7 +121,8 @@ def assign(trials: Sequence[Trial], bank: SkillBank, chosen: dict[str, str],
         elif not trial.steps:
             skipped[trial.id] = "no trajectory steps"
         else:
-            out.append(Assignment(trial, skill, task_text(trial, instructions)))
+            out.append(Assignment(trial, skill, task_text(trial, instructions),
+                                  (owned or {}).get(trial.task_id or "")))
     return out, skipped
 
 

@@ -29,6 +29,7 @@ from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.gating import Deferred, Failed
 from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
+from agentcredit.llm.redact import task_owned_values
 from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import (
@@ -86,9 +87,22 @@ def has_images(trial: TrialRecord) -> bool:
 async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instruction: str, *,
                        budget_tokens: int = 24_000, seed: int = 0,
                        record: list[ModelResponse | ModelFailure] | None = None,
-                       ) -> TrialVerdict | Deferred | Failed:
+                       owned: str | None = None) -> TrialVerdict | Deferred | Failed:
     """The turn verdicts of one trial under ``skill``'s rubric; every raw answer (or failure)
-    of its calls is appended to ``record`` when one is given."""
+    of its calls is appended to ``record`` when one is given.
+
+    A would-be secret that the task itself plants is kept in the verifier's prompts, as in
+    the judge's: one found verbatim in ``owned`` (the task's instruction and verifier files,
+    see :func:`agentcredit.llm.redact.task_text`), else in ``instruction``.
+    """
+    with task_owned_values(owned if owned is not None else instruction):
+        return await _verify(trial, skill, model, instruction, budget_tokens, seed, record)
+
+
+async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: str,
+                  budget_tokens: int, seed: int,
+                  record: list[ModelResponse | ModelFailure] | None,
+                  ) -> TrialVerdict | Deferred | Failed:
     rubric = require_rubric(skill).rubric or ()
     leak = verifier_output_in(trial, None)
     if leak is not None:
