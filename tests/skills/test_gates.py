@@ -115,3 +115,23 @@ def test_shape_gate() -> None:
     assert codes(make_skill(applicability=" ")) == ["S-SHAPE"]
     twice = make_skill(rubric=(criterion(1), criterion(1), criterion(3)))
     assert codes(twice) == ["S-SHAPE"]
+
+
+def test_python_the_agents_ran_through_the_shell_counts_as_tools_seen() -> None:
+    from agentcredit.schema import Origin, Step, ToolCall, Trial
+
+    heredoc = ("cat > /app/solve.py <<'EOF'\nimport pandas as pd\nfrom openpyxl import "
+               "load_workbook\nEOF\npython3 /app/solve.py")
+    one_liner = 'python3 -c "import statsmodels.api as sm; print(sm.OLS)"'
+    steps = tuple(Step(index=i, source="agent", tool_calls=(ToolCall(
+        id=f"c{i}", name="bash", arguments={"command": command}),), origin=Origin(path="x"))
+        for i, command in enumerate((heredoc, one_liner, 'echo "import scipy"')))
+    trial = Trial(id="t", steps=steps, outcome="pass", format="atif", source_path="x")
+    tools = tool_names.seen_tools([trial])
+    assert {"pandas", "openpyxl", "load_workbook", "statsmodels"} <= set(tools)
+    assert "scipy" not in tools  # echoed text, not Python that ran
+    assert str(tools["pandas"]) == "a module imported in trial t (step 1)"
+    context = GateContext(tools=tools)
+    uses = make_skill(rubric=(criterion(1), criterion(2), criterion(
+        3, evidence="The totals computed with pandas appear in summary.json.")))
+    assert codes(uses, context) == ["S-TOOL"]

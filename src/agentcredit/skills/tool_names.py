@@ -77,6 +77,8 @@ _COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,60}")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
+_PYTHON = re.compile(r"^(?:python|python3|python3\.\d+|ipython|pypy3?)$")
+_PY_FILE_HEREDOC = re.compile(r"\S+\.py\b[^\n]*<<|<<[^\n]*>\s*\S+\.py\b")
 _ASSIGN = frozenset({"=", "+=", "-=", "*=", "/=", ":=", "==", "|=", "<-"})
 _PREFIXES = frozenset({"sudo", "then", "do", "else", "exec", "nohup", "time", "!", "{",
                        "env", "xargs", "timeout", "command", "export", "local", "readonly",
@@ -149,7 +151,8 @@ def _add(out: dict[str, ToolOrigin], name: str, kind: ToolKind, where: str) -> N
 
 
 def seen_tools(trials: Iterable[Trial]) -> dict[str, ToolOrigin]:
-    """Tool-call names, and the commands and packages run through them, in the trials.
+    """Tool-call names, and the commands, packages and Python modules run through them, in
+    the trials.
 
     Each name is kept with the first trial (and step) it was seen in.
     """
@@ -162,9 +165,36 @@ def seen_tools(trials: Iterable[Trial]) -> dict[str, ToolOrigin]:
                 for key in _ARG_KEYS:
                     value = call.arguments.get(key)
                     if isinstance(value, str):
-                        for name, kind in shell_tools(value):
+                        found = shell_tools(value)
+                        for name, kind in found:
                             _add(out, name, kind, where)
+                        for name in shell_python_tools(value, found, code=key == "code"):
+                            _add(out, name, "module", where)
     return out
+
+
+def shell_python_tools(shell: str, found: list[tuple[str, ToolKind]], *,
+                       code: bool = False) -> set[str]:
+    """Python modules (and their functions) a command text runs: the imports of its
+    here-documents and ``-c`` strings when it runs Python or writes a ``.py`` file, or of
+    the whole text when it is a code argument.
+
+    >>> sorted(shell_python_tools("python3 - <<'EOF'\\nimport pandas as pd\\nEOF",
+    ...                           [("python3", "command")]))
+    ['pandas']
+    >>> sorted(shell_python_tools('python -c "import json, sys; print(json.dumps(1))"',
+    ...                           [("python", "command")]))
+    ['json', 'json.dumps', 'sys']
+    >>> shell_python_tools('echo "import os"', [("echo", "command")])
+    set()
+    """
+    if code:
+        return python_tools(shell)
+    runs_python = any(kind == "command" and _PYTHON.match(name) for name, kind in found)
+    if not runs_python and not _PY_FILE_HEREDOC.search(shell):
+        return set()
+    # One-line programs (`-c "import a; b()"`): quotes and semicolons end statements.
+    return python_tools(re.sub(r"""[;"']""", "\n", shell))
 
 
 def guidance_tools(text: str) -> dict[str, ToolOrigin]:
