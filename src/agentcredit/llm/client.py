@@ -262,7 +262,8 @@ class ModelClient:
             attempts += 1
             try:
                 async with semaphore:
-                    await limiter.acquire(_estimate_tokens(body, config))
+                    await limiter.acquire(_estimate_tokens(body, config)
+                                          if limiter.tpm is not None else 0)
                     start = time.perf_counter()
                     try:
                         answer = await self.provider.send(body, self.timeout)

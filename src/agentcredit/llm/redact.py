@@ -114,7 +114,9 @@ class Redactor:
     enabled: bool = True
     counts: Counter[str] = field(default_factory=Counter)
     kept: Counter[str] = field(default_factory=Counter)
-    _memo: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
+    # Recent texts without anything to redact or keep (most texts; the same system prompts
+    # and messages come back in every call of a trial and of a batch): answered unscanned.
+    _clean: set[str] = field(default_factory=set, repr=False)
 
     def __call__(self, text: str) -> str:
         """Text with every recognised secret replaced by a marker.
@@ -130,21 +132,15 @@ class Redactor:
         """
         if not self.enabled or not text:
             return text
-        owned = _TASK_TEXT.get()
-        if owned is not None:
-            return self._redact(text, owned)
-        cached = self._memo.get(text)
-        if cached is not None:
-            result, counts = cached
-            self.counts.update(counts)
-            return result
-        before = Counter(self.counts)
-        original = text
-        text = self._redact(text, None)
-        if len(self._memo) > 256:
-            self._memo.clear()
-        self._memo[original] = (text, self.counts - before)
-        return text
+        if text in self._clean:
+            return text
+        before = self.total + self.kept_total
+        result = self._redact(text, _TASK_TEXT.get())
+        if result == text and self.total + self.kept_total == before:
+            if len(self._clean) >= 256:
+                self._clean.clear()
+            self._clean.add(text)
+        return result
 
     def _redact(self, text: str, owned: str | None) -> str:
         lowered = text.lower()
