@@ -135,3 +135,22 @@ def test_python_the_agents_ran_through_the_shell_counts_as_tools_seen() -> None:
     uses = make_skill(rubric=(criterion(1), criterion(2), criterion(
         3, evidence="The totals computed with pandas appear in summary.json.")))
     assert codes(uses, context) == ["S-TOOL"]
+
+
+def test_an_api_the_guidance_documents_counts_as_its_tools() -> None:
+    # The shape of real API-reference skills (pddl-skills): signatures in headings' inline
+    # code, examples calling the functions by name, dotted module paths in prose.
+    guidance = ("## 1. Load\n### `load-problem(domain_path, problem_path)`\n"
+                "Returns a `unified_planning.model.Problem` instance.\n"
+                "```python\nproblem = load_problem('d.pddl', 'p.pddl')\n"
+                "print(len(problem.goals))\nraise ValueError('x')\n```\n"
+                "Write the plan to `out/plan.txt` and check `report.summary.json`.\n")
+    tools = tool_names.guidance_tools(guidance)
+    assert {"load-problem", "load_problem", "unified_planning.model.problem"} <= set(tools)
+    assert not {"print", "len", "valueerror", "report.summary.json"} & set(tools)
+    assert str(tools["load-problem"]) == "a function documented in the guidance's API reference"
+    context = GateContext(tools=tools, require_trials=False)
+    names = make_skill(rubric=(criterion(1), criterion(2), criterion(
+        3, evidence="The plan printed after load_problem shows every goal reached.")))
+    assert codes(names, context) == ["S-TOOL"]
+    assert codes(make_skill(), context) == []

@@ -38,7 +38,7 @@ LEAK = "S-LEAK"
 TOOL = "S-TOOL"
 EVIDENCE = "S-EVIDENCE"
 LINEAGE = "S-LINEAGE"
-RULES_VERSION = "skill-gates-3"  # 3: Python the agents ran via the shell counts as tools seen
+RULES_VERSION = "skill-gates-3"  # 3: Python run via the shell, documented APIs are tools
 MIN_PARTS, MAX_PARTS = 3, 5
 
 _WORDS = re.compile(r"[a-z]+")

@@ -3,9 +3,12 @@
 A *tool* is something an agent invokes: a harness tool-call function (``bash``,
 ``run_shell_command``, Claude Code's ``Skill``), the command word of a shell segment
 (``qpdf``, ``python3``), a package it installs (``pip install pdfplumber``) or a module its
-Python or JavaScript code imports (``openpyxl``, ``openpyxl.load_workbook``). Tools come from
-what the agents of the trials ran (:func:`seen_tools`) or, for an imported skill, from the
-*code* of its guidance only (:func:`guidance_tools`): shell blocks, imports, install lines.
+Python or JavaScript code imports (``openpyxl``, ``openpyxl.load_workbook``), also inside the
+here-documents and ``python -c`` strings of a shell command, or a function an API reference
+documents (``load-problem(domain, problem)``, ``load_problem(...)`` called in its examples).
+Tools come from what the agents of the trials ran (:func:`seen_tools`) or, for an imported
+skill, from the *code* of its guidance only (:func:`guidance_tools`): shell blocks, imports,
+install lines, called functions, API signatures and dotted module paths in inline code.
 Prose, assignment targets, dictionary keys and comments never make a tool.
 
 A criterion *names* a tool (:func:`named_tools`) when the tool's name appears as a token,
@@ -19,6 +22,7 @@ names, which describe outputs, not tools.
 
 from __future__ import annotations
 
+import builtins
 import functools
 import re
 from collections.abc import Iterable, Mapping
@@ -28,7 +32,7 @@ from typing import Literal
 from agentcredit.checklists.text import STOP
 from agentcredit.schema import Trial
 
-ToolKind = Literal["call", "command", "package", "module"]
+ToolKind = Literal["call", "command", "package", "module", "function"]
 
 COMMON_WORD_COUNT = 1000
 """A word seen at least this often in the lexicon is an everyday word (``grep`` 0,
@@ -75,6 +79,12 @@ _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z`\n]{0,2}$")
 _WORD_AFTER = re.compile(r"^[\s`'\"]{0,2}(-{1,2}[A-Za-z]|[A-Za-z]+)")
 _COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,60}")
+# An API entry in inline code: `load-problem(domain_path, problem_path)`.
+_SIGNATURE = re.compile(r"^([A-Za-z_][\w.-]*[A-Za-z0-9_])\s*\([^()]*\)$")
+# A dotted Python path in inline code: `unified_planning.shortcuts.OneshotPlanner`.
+_DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}$")
+# A call of a name in Python code (not a method, not a definition).
+_BARE_CALL = re.compile(r"(?<![\w.])(?<!def )([A-Za-z_]\w*)\s*\(")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _PYTHON = re.compile(r"^(?:python|python3|python3\.\d+|ipython|pypy3?)$")
@@ -112,7 +122,7 @@ class ToolOrigin:
 
 
 _KIND_WORDS = {"call": "a tool call", "command": "a command", "package": "a package installed",
-               "module": "a module imported"}
+               "module": "a module imported", "function": "a function documented"}
 ToolSet = Mapping[str, ToolOrigin]
 
 
@@ -216,10 +226,20 @@ def guidance_tools(text: str) -> dict[str, ToolOrigin]:
         elif lang in _PY_LANGS:
             for name in python_tools(body):
                 _add(out, name, "module", where)
+            for name in python_calls(body):
+                _add(out, name, "function", where)
         elif lang in _JS_LANGS:
             for found in _JS_MODULE.finditer(body):
                 _add(out, found.group(1) or found.group(2), "module", where)
     for span in _INLINE.findall(_FENCE.sub(" ", text)):
+        signature = _SIGNATURE.match(span.strip())
+        if signature is not None and tool_shaped(signature.group(1)):
+            _add(out, signature.group(1), "function", "in the guidance's API reference")
+            continue
+        if _DOTTED.match(span.strip()) and span.strip().rsplit(".", 1)[1] not in FORMATS:
+            for name in _module_names(span.strip()):
+                _add(out, name, "module", "in the guidance's inline code")
+            continue
         words = span.split()
         if re.search(r"\s=|=\s|\(", span):
             continue  # an expression of code (`diff = abs(a - b)`), not a command line
@@ -270,6 +290,18 @@ def python_tools(code: str) -> set[str]:
             names |= {f"{module}.{call.group(1)}", f"{alias}.{call.group(1)}"}
     names |= set(_SUBPROCESS.findall(code))
     return names
+
+
+def python_calls(code: str) -> set[str]:
+    """Functions a Python example calls by name (not methods, not builtins), when their
+    names are tool-shaped: the API a skill documents (``load_problem(...)``).
+
+    >>> sorted(python_calls("p = load_problem(a, b)\\nplan = generatePlan(p)\\n"
+    ...                     "df.to_csv(x)\\nprint(len(plan))\\nraise ValueError(p)"))
+    ['generatePlan', 'load_problem']
+    """
+    return {name for name in _BARE_CALL.findall(code)
+            if tool_shaped(name) and not hasattr(builtins, name)}
 
 
 def _module_names(module: str) -> set[str]:
