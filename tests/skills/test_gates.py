@@ -151,6 +151,10 @@ def test_an_api_the_guidance_documents_counts_as_its_tools() -> None:
     assert str(tools["load-problem"]) == "a function documented in the guidance's API reference"
     context = GateContext(tools=tools, require_trials=False)
     names = make_skill(rubric=(criterion(1), criterion(2), criterion(
-        3, evidence="The plan printed after load_problem shows every goal reached.")))
+        3, evidence="The plan printed after calling load_problem shows every goal reached.")))
     assert codes(names, context) == ["S-TOOL"]
     assert codes(make_skill(), context) == []
+    # The same name as an output's field is not the function.
+    field_only = make_skill(rubric=(criterion(1), criterion(2), criterion(
+        3, evidence="The `load_problem` entry of status.json shows true.")))
+    assert codes(field_only, context) == []

@@ -451,6 +451,13 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
     []
     >>> [n.position for n in named_tools("Uses the Skill tool, then grep.", tools)]
     ['before a tool noun', 'as a word']
+    >>> api = {"rise_time": ToolOrigin("function", "in the guidance's API reference")}
+    >>> [n.position for n in named_tools("`rise_time` in metrics.json is under 5 s.", api)]
+    []
+    >>> [n.position for n in named_tools("The agent calls rise_time on the trace.", api)]
+    ["after 'calls'"]
+    >>> [n.position for n in named_tools("Its `rise_time(trace)` result is logged.", api)]
+    ['as a call']
     """
     found: list[NamedTool] = []
     seen: set[str] = set()
@@ -463,8 +470,16 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
             origin = tools.get(name)
             if origin is None or name in seen:
                 continue
-            position = _position(text, match.start(), match.start() + len(token))
-            if position is None and not _everyday(token, name, origin):
+            end = match.start() + len(token)
+            position = _position(text, match.start(), end)
+            if origin.kind == "function":
+                # A documented function's name is often an output's field name too
+                # (`rise_time`): only a call or an invocation names the function.
+                if text[end:end + 1] == "(":
+                    position = "as a call"
+                elif position == "in backticks":
+                    position = None
+            elif position is None and not _everyday(token, name, origin):
                 position = "as a word"
             if position is not None:
                 seen.add(name)
