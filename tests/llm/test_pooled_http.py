@@ -90,3 +90,50 @@ def test_reward_hooks_end_the_process_without_unclosed_sessions(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1.5, 1.5, 1.5, 1.5]"
     assert "Unclosed" not in done.stderr, done.stderr
+
+
+def test_an_oversized_answer_is_refused_while_it_arrives(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from agentcredit.llm import ModelFailure, RetryPolicy
+    from agentcredit.llm.providers import pooled_http
+
+    monkeypatch.setattr(pooled_http, "MAX_ANSWER_BYTES", 10_000)
+
+    class Endless(BaseHTTPRequestHandler):  # no Content-Length: the body runs to the close
+        def log_message(self, *args: object) -> None:
+            return
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("connection", "close")
+            self.end_headers()
+            try:
+                for _ in range(100):
+                    self.wfile.write(b" " * 1000)
+            except OSError:
+                pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Endless)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        host, port = server.server_address[:2]
+        once = RetryPolicy(max_attempts=1)
+        streamed = ModelClient(make_provider("openai/m", base_url=f"http://{host}:{port}/v1",
+                                             api_key="sk-x"), retry=once).generate_sync(
+            [user("hi")])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert isinstance(streamed, ModelFailure) and streamed.kind == "malformed_response"
+    assert "over the 9.8 KiB limit" in streamed.message
+    with FakeLLMServer(responder=lambda body: "x" * 20_000) as fake:  # Content-Length declared
+        declared = ModelClient(make_provider("openai/m", base_url=f"{fake.url}/v1",
+                                             api_key="sk-x"), retry=once).generate_sync(
+            [user("hi")])
+    assert isinstance(declared, ModelFailure) and declared.kind == "malformed_response"
+    assert declared.message.startswith("answer refused: ")

@@ -81,6 +81,34 @@ class HttpAnswer:
             self.data = None
 
 
+MAX_ANSWER_BYTES = 64 * 1024 * 1024
+"""An answer larger than this is refused while it arrives (a chat answer is kilobytes, an
+embeddings batch a few megabytes): a broken or hostile server cannot fill the memory."""
+
+
+async def _bounded(answer: aiohttp.ClientResponse) -> bytes:
+    declared = answer.content_length
+    if declared is not None and declared > MAX_ANSWER_BYTES:
+        raise _too_large(declared)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in answer.content.iter_chunked(1 << 16):
+        size += len(chunk)
+        if size > MAX_ANSWER_BYTES:
+            raise _too_large(size)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(size: int) -> ProviderError:
+    return ProviderError("malformed_response", f"answer refused: {_size(size)} or more, over "
+                         f"the {_size(MAX_ANSWER_BYTES)} limit")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.1f} KiB"
+
+
 class PooledSession:
     """One aiohttp session (opened in the loop of its first request) posting JSON to one
     base URL with fixed headers. Raises ProviderError for timeouts and connection
@@ -112,8 +140,7 @@ class PooledSession:
             async with self._open().post(
                     self.base_url + path, data=json.dumps(body).encode(), headers=self.headers,
                     timeout=limits, proxy=proxy, proxy_auth=auth) as answer:
-                raw = await answer.read()
-                return HttpAnswer(answer.status, answer.headers, raw)
+                return HttpAnswer(answer.status, answer.headers, await _bounded(answer))
         except (TimeoutError, aiohttp.ServerTimeoutError):
             raise ProviderError("timeout", "request timed out") from None
         except aiohttp.ClientError as exc:
