@@ -49,7 +49,8 @@ def test_a_client_dropped_after_its_loop_ended_reports_nothing(
     assert not [r for r in caplog.records if "Unclosed" in r.getMessage()]
 
 
-def test_reward_hooks_end_the_process_without_unclosed_sessions(tmp_path: Path) -> None:
+def test_hooks_end_the_process_and_a_forked_child_without_unclosed_sessions(
+        tmp_path: Path) -> None:
     script = tmp_path / "hook.py"
     script.write_text(textwrap.dedent(f"""
         import sys
@@ -69,13 +70,17 @@ def test_reward_hooks_end_the_process_without_unclosed_sessions(tmp_path: Path) 
 
         server = FakeLLMServer(responder=answer).__enter__()
 
-        def main():  # the reward and its client are dropped when main returns
+        KEPT = []
+
+        def main(keep=False):  # the reward and its client are dropped when main returns
             skill = make_skill("sums", lineage=Lineage(stage="import", sources=("x",)))
             bank = make_bank([skill], benchmark=None, embedding="lexical-tfidf-1",
                              rules_version="r", prompt_version="p")
             client = ModelClient(make_provider("openai/m", base_url=server.url + "/v1",
                                                api_key="sk-x"))
             reward = SkillRubricReward(bank=bank, verifier=client, process_weight=0.5)
+            if keep:
+                KEPT.append(reward)
             return reward([[{{"role": "user", "content": "Sum."}}]] * 4,
                           [TOOL_COMPLETION] * 4, ground_truth=["42"] * 4,
                           skill_id=["sums"] * 4)
@@ -84,11 +89,23 @@ def test_reward_hooks_end_the_process_without_unclosed_sessions(tmp_path: Path) 
         import gc, time
         gc.collect()
         time.sleep(0.3)
+        main(keep=True)  # a reward whose session stays open when the process forks
+        import os
+        start = time.monotonic()
+        child = os.fork()
+        if child == 0:  # a forked trainer worker: scores, then exits
+            print("child", main(), flush=True)
+            sys.exit(0)
+        os.waitpid(child, 0)
+        print(f"child exited after {{time.monotonic() - start:.1f}} s")
     """))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[1.5, 1.5, 1.5, 1.5]"
+    lines = done.stdout.strip().splitlines()
+    assert lines[0] == "[1.5, 1.5, 1.5, 1.5]" and "child [1.5, 1.5, 1.5, 1.5]" in lines
+    # The child neither waits on its parent's loop at exit nor reports its sessions.
+    assert float(lines[-1].split()[3]) < 1.5, lines[-1]
     assert "Unclosed" not in done.stderr, done.stderr
 
 

@@ -123,12 +123,14 @@ class PooledSession:
         self.proxy = env_proxy(parts.scheme, parts.hostname or "")
         self._session: aiohttp.ClientSession | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._pid = os.getpid()  # a forked worker inherits the object, not the loop's thread
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
             connector = _Connector(limit=self.max_connections, ssl=_ssl_context())
             self._session = aiohttp.ClientSession(connector=connector, trust_env=False)
             self._loop = asyncio.get_running_loop()
+            self._pid = os.getpid()
             _OPEN.add(self)
         return self._session
 
@@ -154,7 +156,7 @@ class PooledSession:
 
     def __del__(self) -> None:
         if self._session is not None and self._loop is not None:
-            _release(self._session, self._loop)
+            _release(self._session, self._loop, forked=self._pid != os.getpid())
 
 
 _OPEN: weakref.WeakSet[PooledSession] = weakref.WeakSet()
@@ -167,13 +169,15 @@ def _close_soon(session: aiohttp.ClientSession) -> None:
     task.add_done_callback(_CLOSING.discard)
 
 
-def _release(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop) -> None:
+def _release(session: aiohttp.ClientSession, loop: asyncio.AbstractEventLoop, *,
+             forked: bool = False) -> None:
     """Close a session dropped unclosed: in its loop while that runs; when the loop has
-    ended its connections ended with it, and the session is only marked closed (aiohttp
-    would otherwise report it unclosed on stderr when it is collected)."""
+    ended (or runs in the parent of a forked process) its connections are not ours to use,
+    and the session is only marked closed (aiohttp would otherwise report it unclosed on
+    stderr when it is collected)."""
     if session.closed:
         return
-    if loop.is_running() and not loop.is_closed():
+    if not forked and loop.is_running() and not loop.is_closed():
         try:
             loop.call_soon_threadsafe(_close_soon, session)
             return
@@ -201,7 +205,8 @@ def _close_at_exit() -> None:
     shared loop, a trainer's reward loop) before the interpreter stops those threads."""
     for pooled in list(_OPEN):
         loop, session = pooled._loop, pooled._session
-        if loop is None or session is None or loop.is_closed() or not loop.is_running():
+        if loop is None or session is None or loop.is_closed() or not loop.is_running() \
+                or pooled._pid != os.getpid():
             continue
         try:
             asyncio.run_coroutine_threadsafe(pooled.close(), loop).result(timeout=2.0)
