@@ -1,4 +1,5 @@
-"""The model layer over real HTTP, through the real SDKs, against the loopback fake server."""
+"""The model layer over real HTTP against the loopback fake server: the Anthropic SDK, and
+the OpenAI-compatible provider over both its paths (the aiohttp pool and the SDK itself)."""
 
 from __future__ import annotations
 
