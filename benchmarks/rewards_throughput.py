@@ -9,7 +9,7 @@ elapsed time, the calls made, the client's CPU per call (what decides the ratio:
 ideal (target <= 1.2). ``AGENTCREDIT_HTTP=httpx`` measures the SDK's own HTTP path.
 
     python benchmarks/rewards_throughput.py [--completions 512] [--latency 0.2]
-        [--concurrency 64]
+        [--concurrency 64] [--gc-freeze]
 """
 
 from __future__ import annotations
@@ -52,6 +52,8 @@ def main() -> None:
     parser.add_argument("--completions", type=int, default=512)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--gc-freeze", action="store_true",
+                        help="gc.freeze() before scoring, as a trainer may after its setup")
     args = parser.parse_args()
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
@@ -71,6 +73,10 @@ def main() -> None:
         reward(prompts[:2], [TOOL_COMPLETION] * 2, ground_truth=["42"] * 2,
                skill_id=["sums"] * 2)  # warm up imports and the connection pool
         calls_before = client.ledger.summary()["calls"]
+        if args.gc_freeze:
+            import gc
+
+            gc.freeze()
         start, cpu = time.perf_counter(), time.process_time()
         values = reward(prompts, [TOOL_COMPLETION] * n, ground_truth=["42"] * n,
                         skill_id=["sums"] * n)
