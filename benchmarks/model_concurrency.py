@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import multiprocessing
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.llm.fake_server import FakeLLMServer
+from tests.llm.fake_server import server_process
 
 from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
 
@@ -31,35 +30,19 @@ async def run(client: ModelClient, n: int) -> int:
     return sum(isinstance(r, ModelResponse) for r in results)
 
 
-def _serve(latency: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    # The server gets its own process (and GIL), as a real endpoint would; a short GIL
-    # switch interval keeps its 32 handler threads from queueing behind one another.
-    sys.setswitchinterval(1e-4)
-    with FakeLLMServer(latency=latency) as server:
-        queue.put(server.url)
-        time.sleep(3600)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=320)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_serve, args=(args.latency, queue), daemon=True)
-    proc.start()
-    try:
-        url = queue.get(timeout=30)
+    with server_process(latency=args.latency) as url:
         provider = make_provider("openai/bench", base_url=f"{url}/v1", api_key="sk-x")
         client = ModelClient(provider, concurrency=args.concurrency)
         asyncio.run(run(client, 4))  # warm up imports
         start = time.perf_counter()
         answered = asyncio.run(run(client, args.requests))
         elapsed = time.perf_counter() - start
-    finally:
-        proc.terminate()
     ideal = -(-args.requests // args.concurrency) * args.latency
     print(f"{answered}/{args.requests} answered in {elapsed:.2f} s; ideal {ideal:.2f} s")
     print(f"ratio elapsed / ideal: {elapsed / ideal:.3f}  (target <= 1.15)")

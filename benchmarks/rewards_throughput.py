@@ -15,7 +15,6 @@ ideal (target <= 1.2). ``AGENTCREDIT_HTTP=httpx`` measures the SDK's own HTTP pa
 from __future__ import annotations
 
 import argparse
-import multiprocessing
 import os
 import sys
 import time
@@ -24,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.llm.fake_server import FakeLLMServer
+from tests.llm.fake_server import server_process
 from tests.rewards import scripted_verifier
 from tests.rewards.test_acting_hooks import TOOL_COMPLETION
 from tests.skills.helpers import make_skill
@@ -40,13 +39,6 @@ def _responder(body: dict[str, Any]) -> str:
     return scripted_verifier.answer(body["messages"], schema)
 
 
-def _serve(latency: float, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
-    sys.setswitchinterval(1e-4)  # the server's handler threads must not queue on the GIL
-    with FakeLLMServer(responder=_responder, latency=latency) as server:
-        queue.put(server.url)
-        time.sleep(3600)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--completions", type=int, default=512)
@@ -55,12 +47,7 @@ def main() -> None:
     parser.add_argument("--gc-freeze", action="store_true",
                         help="gc.freeze() before scoring, as a trainer may after its setup")
     args = parser.parse_args()
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_serve, args=(args.latency, queue), daemon=True)
-    proc.start()
-    try:
-        url = queue.get(timeout=30)
+    with server_process(latency=args.latency, responder=_responder) as url:
         skill = make_skill("sums", lineage=Lineage(stage="import", sources=("x",)))
         bank = make_bank([skill], benchmark=None, embedding="lexical-tfidf-1",
                          rules_version="r", prompt_version="p")
@@ -82,8 +69,6 @@ def main() -> None:
                         skill_id=["sums"] * n)
         elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         calls = client.ledger.summary()["calls"] - calls_before
-    finally:
-        proc.terminate()
     scored = sum(v is not None for v in values)
     fine_per = (calls - n) / n
     # The coarse calls of all completions, then their fine calls: waves of `concurrency`.

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import multiprocessing
 import random
 import socket
+import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -151,6 +154,31 @@ class FakeLLMServer:
                     self.close_connection = True
 
         return Handler
+
+
+def _serve_in_child(latency: float, responder: Responder,
+                    queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    # A short GIL switch interval keeps the server's handler threads from queueing behind
+    # one another.
+    sys.setswitchinterval(1e-4)
+    with FakeLLMServer(responder=responder, latency=latency) as server:
+        queue.put(server.url)
+        time.sleep(3600)
+
+
+@contextmanager
+def server_process(*, latency: float = 0.0,
+                   responder: Responder = default_responder) -> Iterator[str]:
+    """A FakeLLMServer in a process (and GIL) of its own, as a real endpoint would be, for
+    the benchmarks; yields its URL. ``responder`` must be a module-level function."""
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_serve_in_child, args=(latency, responder, queue), daemon=True)
+    proc.start()
+    try:
+        yield queue.get(timeout=30)
+    finally:
+        proc.terminate()
 
 
 def fake_vector(text: str, dim: int = 16) -> list[float]:
