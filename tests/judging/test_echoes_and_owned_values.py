@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
-from typing import Any
 
 from typer.testing import CliRunner
 
@@ -14,6 +12,7 @@ from agentcredit.llm import register_script
 from agentcredit.store import RunStore
 from tests.conftest import EXAMPLES
 from tests.judging import scripted_judge
+from tests.owned_values import FOREIGN, OWNED, capturing, planted_examples
 
 runner = CliRunner()
 
@@ -38,32 +37,13 @@ def test_a_judge_citing_only_echoed_commands_gets_no_output_evidence(tmp_path: P
     assert kinds["output"] == len(others) and kinds["action"] == len(echoes)
 
 
-def _capture(seen: list[str]) -> Any:
-    def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
-        seen.append("\n".join(str(m.get("content")) for m in messages))
-        return scripted_judge.answer(messages, schema)
-    return answer
-
-
-OWNED = "AKIAQ7RSTUVWXYZ23456"  # planted by the task, named in its instruction and tests
-FOREIGN = "AKIAZ9ZZZZZZZZZZZZZZ"  # in the log only: a real leak as far as anyone knows
-
-
 def test_values_the_task_owns_are_not_redacted_and_others_still_are(tmp_path: Path) -> None:
-    tasks, jobs = tmp_path / "tasks", tmp_path / "jobs"
-    shutil.copytree(EXAMPLES / "tasks", tasks)
-    shutil.copytree(EXAMPLES / "jobs", jobs)
+    tasks, jobs = planted_examples(tmp_path)
     instruction = tasks / "log-error-filter" / "instruction.md"
     instruction.write_text(instruction.read_text() + f"\nThe log also holds the key {OWNED}; "
                            "it must not appear in `/app/errors.txt`.\n")
-    trajectory = jobs / "toy-agent-noskills" / "log-error-filter__Bf7kW1e" / "agent" / \
-        "trajectory.json"
-    doc = json.loads(trajectory.read_text())
-    results = next(s for s in doc["steps"] if s.get("observation"))["observation"]["results"]
-    results[0]["content"] += f"\nkey={OWNED}\nother_key={FOREIGN}"
-    trajectory.write_text(json.dumps(doc))
     seen: list[str] = []
-    register_script("owned", _capture(seen))
+    register_script("owned", capturing(seen, scripted_judge.answer))
     out = runner.invoke(app, ["run", str(tasks), str(jobs), "--out", str(tmp_path / "run"),
                               "--model", "scripted/owned"], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output

@@ -25,6 +25,7 @@ from agentcredit.rewards.hooks import (
 from agentcredit.rewards.table import Scored, reward_table
 from agentcredit.schema import Lineage
 from agentcredit.skills.bank import make_bank
+from tests.owned_values import FOREIGN, OWNED, PLANTED, capturing
 from tests.rewards import scripted_verifier
 from tests.skills.helpers import make_skill
 
@@ -165,27 +166,18 @@ def test_turn_advantages_match_the_reward_table() -> None:
     assert per_turn[1] == pytest.approx([-0.5 + 0.5 * (-0.25 + 0.25), -0.5 + 0.5 * -0.25])
 
 
-OWNED_KEY = "AKIAQ7RSTUVWXYZ23456"  # planted by the task: its prompt names it
-FOREIGN_KEY = "AKIAZ9ZZZZZZZZZZZZZZ"  # in the tool output only
-
-
 def test_the_turn_verifier_keeps_values_the_task_owns_and_redacts_the_rest() -> None:
     seen: list[str] = []
-
-    def capture(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
-        seen.append("\n".join(str(m.get("content")) for m in messages))
-        return scripted_verifier.answer(messages, schema)
-
-    register_script("owned-verifier", capture)
+    register_script("owned-verifier", capturing(seen, scripted_verifier.answer))
     bank, _ = _bank_and_verifier()
     verifier = ModelClient(make_provider("scripted/owned-verifier"))
     completion = json.loads(json.dumps(TOOL_COMPLETION))
-    completion[1]["content"] += f"\nkey={OWNED_KEY}\nother_key={FOREIGN_KEY}"
-    prompt = [{"role": "user", "content": f"Sum it; never print the key {OWNED_KEY}."}]
+    completion[1]["content"] += PLANTED
+    prompt = [{"role": "user", "content": f"Sum it; never print the key {OWNED}."}]
     reward = SkillRubricReward(bank=bank, verifier=verifier, process_weight=0.5)
     assert reward([prompt], [completion], ground_truth=["42"], skill_id=["sums"]) == [1.5]
     shown = [text for text in seen if "other_key=" in text]
-    assert shown and all(f"key={OWNED_KEY}" in text for text in shown)
-    assert all(FOREIGN_KEY not in text and "other_key=[REDACTED:aws_access_key_id]" in text
+    assert shown and all(f"key={OWNED}" in text for text in shown)
+    assert all(FOREIGN not in text and "other_key=[REDACTED:aws_access_key_id]" in text
                for text in shown)
     assert verifier.ledger.task_owned_kept > 0 and verifier.ledger.redactions > 0

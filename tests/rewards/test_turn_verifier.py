@@ -20,6 +20,7 @@ from agentcredit.store.run_store import RunStore
 from tests.conftest import EXAMPLES
 from tests.llm.batch_rounds import batch_round
 from tests.llm.fake_server import FakeLLMServer
+from tests.owned_values import FOREIGN, OWNED, capturing, planted_examples
 from tests.rewards import scripted_verifier
 from tests.skills import scripted_skills
 
@@ -290,31 +291,15 @@ def test_the_verifiers_raw_responses_are_kept_with_its_verdicts(tmp_path: Path) 
 
 
 def test_skills_reward_keeps_a_value_only_the_tasks_verifier_names(tmp_path: Path) -> None:
-    import shutil
-
     from agentcredit.rewards import turn_rewards
 
-    owned, foreign = "AKIAQ7RSTUVWXYZ23456", "AKIAZ9ZZZZZZZZZZZZZZ"
-    tasks, jobs = tmp_path / "tasks", tmp_path / "jobs"
-    shutil.copytree(EXAMPLES / "tasks", tasks)
-    shutil.copytree(EXAMPLES / "jobs", jobs)
+    tasks, jobs = planted_examples(tmp_path)
     test_file = tasks / "log-error-filter" / "tests" / "test_outputs.py"
-    test_file.write_text(test_file.read_text() + f"\nPLANTED_KEY = {owned!r}\n")
-    trajectory = jobs / "toy-agent-noskills" / "log-error-filter__Bf7kW1e" / "agent" / \
-        "trajectory.json"
-    doc = json.loads(trajectory.read_text())
-    results = next(s for s in doc["steps"] if s.get("observation"))["observation"]["results"]
-    results[0]["content"] += f"\nkey={owned}\nother_key={foreign}"
-    trajectory.write_text(json.dumps(doc))
+    test_file.write_text(test_file.read_text() + f"\nPLANTED_KEY = {OWNED!r}\n")
     seen: list[str] = []
-
-    def capture(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
-        seen.append("\n".join(str(m.get("content")) for m in messages))
-        return scripted_verifier.answer(messages, schema)
-
-    register_script("owned-turns", capture)
+    register_script("owned-turns", capturing(seen, scripted_verifier.answer))
     turn_rewards(_bank(tmp_path), [jobs], tmp_path / "run", model="scripted/owned-turns",
                  tasks=[tasks], no_cache=True)
     shown = [text for text in seen if "other_key=" in text]
-    assert shown and all(f"key={owned}" in text for text in shown)
-    assert all(foreign not in text for text in shown)
+    assert shown and all(f"key={OWNED}" in text for text in shown)
+    assert all(FOREIGN not in text for text in shown)
