@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -21,8 +22,9 @@ from tests.judging.synthetic import write_task, write_trials
 from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.formats import load
 from agentcredit.judging import render_evidence
+from agentcredit.judging.evidence import EvidenceView
 from agentcredit.judging.prompts import holistic_messages, items_messages
-from agentcredit.schema import Checklist
+from agentcredit.schema import Checklist, Task, Trial
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
@@ -31,10 +33,11 @@ def tokens(messages: list) -> int:  # type: ignore[type-arg]
     return sum(len(m.text()) for m in messages) // 4
 
 
-def ratio(tasks_dir: Path, trials_dir: Path) -> tuple[int, int, int]:
+def judged(tasks_dir: Path, trials_dir: Path) -> Iterator[tuple[Task, Trial, int, EvidenceView]]:
+    """(task, trial, default judge prompt tokens, evidence view) of every trial with steps
+    whose task has a derivable checklist."""
     rules = load_rules()
     tasks = {t.id: t for t in load([tasks_dir]).tasks}
-    default = holistic = n = 0
     for trial in load([trials_dir]).trials:
         task = tasks.get(trial.task_id or "")
         if task is None or not trial.steps:
@@ -43,7 +46,14 @@ def ratio(tasks_dir: Path, trials_dir: Path) -> tuple[int, int, int]:
         if not isinstance(checklist, Checklist):
             continue
         view = render_evidence(trial)
-        default += tokens(items_messages(task.instruction, view, list(checklist.items)))
+        yield task, trial, tokens(items_messages(task.instruction, view,
+                                                 list(checklist.items))), view
+
+
+def ratio(tasks_dir: Path, trials_dir: Path) -> tuple[int, int, int]:
+    default = holistic = n = 0
+    for task, _, judge_tokens, view in judged(tasks_dir, trials_dir):
+        default += judge_tokens
         holistic += tokens(holistic_messages(task.instruction, view))
         n += 1
     return n, default, holistic

@@ -21,18 +21,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from judge_prompt_ratio import judged  # the same trials and judge prompts
 from tests.judging.synthetic import write_task, write_trials
 from tests.rewards import scripted_verifier
 from tests.skills import gate_corpus
 from tests.skills.helpers import make_skill
 
-from agentcredit.checklists import derive_checklist, load_rules
-from agentcredit.formats import load
-from agentcredit.judging import render_evidence
-from agentcredit.judging.prompts import items_messages
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.rewards.verifier import verify_trial
-from agentcredit.schema import Checklist, Lineage, Skill
+from agentcredit.schema import Lineage, Skill
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 SENT: list[int] = []
@@ -45,20 +42,10 @@ def _recording(messages: list[dict[str, Any]], schema: dict[str, Any] | None) ->
 
 def cost(tasks_dir: Path, trials_dir: Path, skill_for: Any) -> tuple[int, int, int, int]:
     """(trajectories, judge tokens, verifier tokens, verifier calls)."""
-    rules = load_rules()
-    tasks = {t.id: t for t in load([tasks_dir]).tasks}
     model = ModelClient(make_provider("scripted/verifier-cost"))
     judge = verifier = calls = n = 0
-    for trial in load([trials_dir]).trials:
-        task = tasks.get(trial.task_id or "")
-        if task is None or not trial.steps:
-            continue
-        checklist = derive_checklist(task, rules)
-        if not isinstance(checklist, Checklist):
-            continue
-        view = render_evidence(trial)
-        judge += sum(len(m.text()) for m in
-                     items_messages(task.instruction, view, list(checklist.items))) // 4
+    for task, trial, judge_tokens, _ in judged(tasks_dir, trials_dir):
+        judge += judge_tokens
         SENT.clear()
         asyncio.run(verify_trial(trial, skill_for(task.id), model, task.instruction))
         verifier += sum(SENT) // 4
