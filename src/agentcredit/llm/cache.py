@@ -2,7 +2,13 @@
 
 Keys are sha256 of the canonical JSON (sorted keys, no whitespace) of exactly what
 changes the output: provider, model, messages, schema and generation settings. The same
-database also holds requests deferred for a batch file (see :mod:`agentcredit.llm.batch`).
+database also holds requests deferred for a batch file (see :mod:`agentcredit.llm.batch`),
+and what the client learned of each endpoint (its structured-output mode and window).
+
+Answers are kept by request: the same question has the same answer wherever it was asked.
+Failures are kept by request *and endpoint* (base URL, model, window): a definitive failure
+(a refused request, an answer that never fit its schema) is replayed only against the
+endpoint that gave it, so a restarted server with a larger window is asked again.
 """
 
 from __future__ import annotations
@@ -42,6 +48,11 @@ CREATE TABLE IF NOT EXISTS pending (
     model TEXT NOT NULL,
     body TEXT NOT NULL,
     created_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS endpoints (
+    endpoint TEXT PRIMARY KEY,
+    info TEXT NOT NULL,
+    updated_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS batch_answers (
     key TEXT PRIMARY KEY,
@@ -117,6 +128,20 @@ class ResponseCache:
             row = self._db.execute("SELECT failure FROM failures WHERE key = ?",
                                    (key,)).fetchone()
         return None if row is None else dict(json.loads(row[0]))
+
+    def get_endpoint(self, endpoint: str) -> dict[str, Any] | None:
+        """What an earlier run learned of ``endpoint`` (see ``EndpointInfo``), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT info FROM endpoints WHERE endpoint = ?",
+                                   (endpoint,)).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
+    def put_endpoint(self, endpoint: str, info: dict[str, Any]) -> None:
+        """Remember what was learned of ``endpoint``."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO endpoints (endpoint, info, updated_at) VALUES (?, ?, ?)",
+                (endpoint, canonical_json(info), time.time()))
 
     def add_pending(self, key: str, model: str, body: dict[str, Any]) -> None:
         """Remember a request to be sent later in a batch file."""

@@ -5,6 +5,14 @@ slot and the rate budget, calls the provider, retries transient failures with ba
 validates structured answers (showing the model its validation error for a capped number
 of repairs), stores the answer, and accounts for usage. It returns a ModelResponse or a
 ModelFailure (or raises ModelCallError when asked to); it never invents an answer.
+
+Against a real server it also negotiates: the structured-output mode the server takes
+(:mod:`agentcredit.llm.structured`), the context window (from the server, ``--context-tokens``
+or the server's own "exceeds the context" answer; a prompt that cannot fit with room for an
+answer is a ``too_long`` failure and is never sent), and, with ``concurrency=None``
+(``auto``), the number of requests in flight (the server's slots where it says; halved on
+timeouts and overload answers and raised again one at a time). What it learns of an
+endpoint is said once on stderr and kept in the cache's metadata.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import functools
 import json
 import random
 import re
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,10 +30,14 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.cache import ResponseCache, cache_key
-from agentcredit.llm.limits import RateLimiter, RetryPolicy
+from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
+from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
 from agentcredit.llm.providers import Provider, ProviderError, make_provider
 from agentcredit.llm.redact import Redactor
+from agentcredit.llm.structured import next_mode, refuses_mode
+from agentcredit.llm.tokens import estimate_message_tokens
 from agentcredit.llm.types import (
     NOT_RECORDED,
     RETRYABLE,
@@ -42,6 +55,9 @@ REPAIR_PROMPT = (
     "Your previous answer did not match the required JSON schema:\n{error}\n"
     "Reply again with only the corrected JSON object."
 )
+MIN_ANSWER_TOKENS = 256
+"""A prompt that leaves less than this (or than ``max_tokens``, when smaller) of the window
+for the answer is not sent."""
 
 
 class Model(Protocol):
@@ -68,7 +84,7 @@ class ModelClient:
         provider: Provider,
         *,
         cache: ResponseCache | None = None,
-        concurrency: int = 8,
+        concurrency: int | None = 8,
         rpm: int | None = None,
         tpm: int | None = None,
         retry: RetryPolicy | None = None,
@@ -79,33 +95,135 @@ class ModelClient:
         raise_on_failure: bool = False,
         retry_failed: bool = False,
         seed: int = 0,
+        max_tokens: int | None = None,
+        structured: str = "auto",
+        context_tokens: int | None = None,
+        notify: Any = None,
     ) -> None:
         self.provider = provider
         self.cache = cache
         self.retry = retry or RetryPolicy()
+        self.settings = EndpointSettings(timeout=timeout, max_tokens=max_tokens,
+                                         structured=structured, context_tokens=context_tokens,
+                                         concurrency=concurrency)
         self.timeout = timeout
         self.redactor = Redactor(enabled=redact)
         self.ledger = ledger or UsageLedger()
         self.defer = defer
         self.raise_on_failure = raise_on_failure
         self.retry_failed = retry_failed
-        self._concurrency = concurrency
-        self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self.notify = notify if notify is not None else _to_stderr
+        self.endpoint = str(getattr(provider, "endpoint", f"{provider.name}|{provider.model}"))
+        self.info = EndpointInfo()
+        self._prepared = False
+        self._said: set[str] = set()
+        self._limit_state = (concurrency or 8, concurrency is None)
+        self._limits: dict[int, AdaptiveLimit] = {}
         self._limiter_args = (rpm, tpm)
         self._limiters: dict[int, RateLimiter] = {}
+        self._prepare_locks: dict[int, asyncio.Lock] = {}
         self._rng = random.Random(seed)
+        stored = cache.get_endpoint(self.endpoint) if cache is not None else None
+        if stored:
+            self.info = EndpointInfo.from_json(stored)
+        if context_tokens is not None:
+            self.info.context_tokens = context_tokens
+            self.info.context_source = "--context-tokens"
+        if self._negotiates:
+            mode = structured if structured != "auto" else \
+                (self.info.structured or "json_schema")
+            self.provider.mode = mode  # type: ignore[attr-defined]
+            self.info.structured = mode
+
+    @property
+    def _negotiates(self) -> bool:
+        """Whether the provider has structured-output modes to negotiate (OpenAI-compatible)."""
+        return hasattr(self.provider, "mode")
+
+    @property
+    def window(self) -> int | None:
+        """The endpoint's context window in tokens, when known."""
+        return self.info.context_tokens
+
+    @property
+    def peak_in_flight(self) -> int:
+        """Most requests this client had in flight at once (in the current loop)."""
+        return max((limit.peak for limit in self._limits.values()), default=0)
+
+    async def prompt_budget(self, answer_tokens: int | None = None) -> int | None:
+        """Tokens a prompt may take so that an answer of ``answer_tokens`` (default: the
+        answer budget) still fits the window; None when the window is unknown. Learns the
+        window from the server first (once)."""
+        await self.prepare()
+        window = self.info.context_tokens
+        if window is None:
+            return None
+        wanted = answer_tokens or self.settings.max_tokens or GenerationConfig().max_tokens
+        answer = min(wanted, max(MIN_ANSWER_TOKENS, window // 4))
+        return max(0, window - answer - _margin(window))
+
+    async def prepare(self) -> None:
+        """Ask the server what it says of itself (window, slots), once; say what is used."""
+        if self._prepared:
+            return
+        lock = self._prepare_locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
+        async with lock:
+            if self._prepared:
+                return
+            discover = getattr(self.provider, "discover", None)
+            found = await discover(self.timeout) if discover is not None else None
+            if found is not None and found.context_tokens and \
+                    self.settings.context_tokens is None:
+                self.info.context_tokens = found.context_tokens
+                self.info.context_source = found.context_source
+            if found is not None and found.slots:
+                self.info.slots = found.slots
+                if self.settings.concurrency is None:
+                    self._limit_state = (found.slots, True)
+                    for limit in self._limits.values():
+                        limit.set_ceiling(found.slots)
+            self._prepared = True
+            self._remember()
+            self._say_endpoint()
+
+    def _remember(self) -> None:
+        if self.cache is not None:
+            self.cache.put_endpoint(self.endpoint, self.info.to_json())
+
+    def _say(self, text: str) -> None:
+        if text not in self._said:
+            self._said.add(text)
+            self.notify(f"{self.model_id}: {text}")
+
+    def _say_endpoint(self) -> None:
+        if not self._negotiates:
+            return
+        window = f"window {self.info.context_tokens} tokens ({self.info.context_source})" \
+            if self.info.context_tokens else "window unknown (--context-tokens sets it)"
+        if self.settings.concurrency is None:
+            slots = f"concurrency auto, at most {self._limit_state[0]}" + \
+                (" (the server's slots)" if self.info.slots else "")
+        else:
+            slots = f"concurrency {self.settings.concurrency}"
+        self._say(f"structured output via {self.info.structured}; {window}; {slots}")
+
+    def endpoint_fingerprint(self) -> str:
+        """What a definitive failure is a failure of: the endpoint and its window."""
+        return canonical_sha256({"endpoint": self.endpoint,
+                                 "window": self.info.context_tokens})[:16]
 
     @property
     def model_id(self) -> str:
         """``provider/model`` of the wrapped provider."""
         return f"{self.provider.name}/{self.provider.model}"
 
-    def _loop_state(self) -> tuple[asyncio.Semaphore, RateLimiter]:
+    def _loop_state(self) -> tuple[AdaptiveLimit, RateLimiter]:
         loop_id = id(asyncio.get_running_loop())
-        if loop_id not in self._semaphores:
-            self._semaphores = {loop_id: asyncio.Semaphore(self._concurrency)}
+        if loop_id not in self._limits:
+            ceiling, adaptive = self._limit_state
+            self._limits = {loop_id: AdaptiveLimit(ceiling, adaptive=adaptive)}
             self._limiters = {loop_id: RateLimiter(*self._limiter_args)}
-        return self._semaphores[loop_id], self._limiters[loop_id]
+        return self._limits[loop_id], self._limiters[loop_id]
 
     def request_key(self, messages: Sequence[Message], schema: type[BaseModel] | None,
                     config: GenerationConfig) -> tuple[list[Message], dict[str, Any] | None, str]:
@@ -129,7 +247,7 @@ class ModelClient:
         self.ledger.task_owned_kept += self.redactor.kept_total - kept
         result: ModelResponse | ModelFailure | None = self._from_cache(key, schema)
         if result is None and not self.retry_failed:
-            result = self._recorded_failure(key)
+            result = await self._recorded_failure(key)
         if result is None and self.cache is not None and \
                 (self.defer or self._repairs_batch_answer(messages, schema, config)):
             self.cache.add_pending(key, self.model_id,
@@ -139,7 +257,8 @@ class ModelClient:
             result = await self._live(clean, json_schema, schema, config, key)
             if isinstance(result, ModelFailure) and self.cache is not None and \
                     result.kind not in NOT_RECORDED:
-                self.cache.put_failure(key, self.model_id, result.model_dump(mode="json"))
+                self.cache.put_failure(key, self.model_id, {
+                    **result.model_dump(mode="json"), "endpoint": self.endpoint_fingerprint()})
         self.ledger.record(result)
         if isinstance(result, ModelFailure) and self.raise_on_failure:
             raise ModelCallError(result)
@@ -178,10 +297,10 @@ class ModelClient:
         found = self.cache.get_embeddings(keys) if self.cache is not None else {}
         missing = list(dict.fromkeys(k for k in keys if k not in found))
         text_of = dict(zip(keys, clean, strict=True))
-        semaphore, limiter = self._loop_state()
+        limit, limiter = self._loop_state()
         for start in range(0, len(missing), batch_size):
             chunk = missing[start:start + batch_size]
-            vectors = await self._embed_live(embed, [text_of[k] for k in chunk], semaphore,
+            vectors = await self._embed_live(embed, [text_of[k] for k in chunk], limit,
                                              limiter)
             fresh = dict(zip(chunk, vectors, strict=True))
             if self.cache is not None:
@@ -189,16 +308,19 @@ class ModelClient:
             found.update(fresh)
         return [found[k] for k in keys]
 
-    async def _embed_live(self, embed: Any, texts: list[str], semaphore: asyncio.Semaphore,
+    async def _embed_live(self, embed: Any, texts: list[str], limit: AdaptiveLimit,
                           limiter: RateLimiter) -> list[list[float]]:
         attempts = 0
         while True:
             attempts += 1
             try:
-                async with semaphore:
+                await limit.acquire()
+                try:
                     await limiter.acquire(sum(len(t) for t in texts) // 4)
                     vectors: list[list[float]] = await embed(texts, self.timeout)
                     return vectors
+                finally:
+                    await limit.release()
             except ProviderError as exc:
                 if exc.kind in RETRYABLE and attempts < self.retry.max_attempts:
                     await asyncio.sleep(self.retry.delay(attempts, exc.retry_after, self._rng))
@@ -237,65 +359,171 @@ class ModelClient:
         return response.model_copy(update={"cached": True, "attempts": 0, "latency_s": 0.0,
                                            "parsed": parsed})
 
-    def _recorded_failure(self, key: str) -> ModelFailure | None:
+    async def _recorded_failure(self, key: str) -> ModelFailure | None:
+        """A definitive failure an earlier run recorded for this request *at this endpoint*
+        (base URL, model and window): one from another endpoint is asked again."""
         if self.cache is None:
             return None
         stored = self.cache.get_failure(key)
         if stored is None:
             return None
+        endpoint = stored.pop("endpoint", None)
         failure = ModelFailure.model_validate(stored)
         if failure.kind in NOT_RECORDED:
             return None  # a transient failure an older version stored: ask again
-        note = " (recorded by an earlier run; retry_failed / --retry-failed asks again)"
+        if self._negotiates:
+            await self.prepare()  # the server may have changed (restarted, a larger window)
+        if endpoint != self.endpoint_fingerprint():
+            return None
+        note = " (recorded by an earlier run at this endpoint; --retry-failed asks again)"
         return failure.model_copy(update={"attempts": 0, "message": failure.message + note})
 
     async def _live(
         self, messages: list[Message], json_schema: dict[str, Any] | None,
         schema: type[BaseModel] | None, config: GenerationConfig, key: str,
     ) -> ModelResponse | ModelFailure:
-        conversation = list(messages)
-        attempts = repairs = 0
-        spent = 0.0
-        semaphore, limiter = self._loop_state()
+        if self._negotiates:
+            await self.prepare()
+        if self.settings.max_tokens is not None:
+            config = config.model_copy(update={"max_tokens": self.settings.max_tokens})
+        state = _Attempts(list(messages))
+        limit, limiter = self._loop_state()
         while True:
-            body = self.provider.body(conversation, json_schema, config)
-            attempts += 1
+            body = self.provider.body(state.conversation, json_schema, config)
+            sent_mode = getattr(self.provider, "mode", None)
+            too_long = self._fit_answer(body, config)
+            if too_long is not None:
+                return too_long.model_copy(update={"cache_key": key, "attempts": state.tries})
+            state.tries += 1
             try:
-                async with semaphore:
-                    await limiter.acquire(_estimate_tokens(body, config)
-                                          if limiter.tpm is not None else 0)
-                    start = time.perf_counter()
-                    try:
-                        answer = await self.provider.send(body, self.timeout)
-                    finally:
-                        spent += time.perf_counter() - start
+                answer = await self._send(body, limit, limiter, config, state)
             except ProviderError as exc:
-                if exc.kind in RETRYABLE and attempts < self.retry.max_attempts:
-                    await asyncio.sleep(self.retry.delay(attempts, exc.retry_after, self._rng))
+                if await self._after_error(exc, sent_mode, json_schema, state):
                     continue
                 return self._failure(exc.kind, exc.message, status=exc.status,
-                                     attempts=attempts, key=key)
+                                     attempts=state.tries, key=key,
+                                     window=self.info.context_tokens)
+            limit.succeeded()
             parsed, error = validate_answer(answer.text, schema)
             if error is not None:
-                if repairs < self.retry.max_repairs:
-                    repairs += 1
-                    conversation += [Message(role="assistant", content=answer.text),
-                                     Message(role="user", content=REPAIR_PROMPT.format(
-                                         error=error))]
+                error = _answer_problem(answer, error, body)
+                if state.repairs < self.retry.max_repairs:
+                    state.repairs += 1
+                    state.conversation += [
+                        Message(role="assistant", content=answer.text or "(empty)"),
+                        Message(role="user", content=REPAIR_PROMPT.format(error=error))]
                     continue
-                return self._failure("schema_validation", error, attempts=attempts, key=key)
+                return self._failure("schema_validation", error, attempts=state.tries, key=key)
             response = ModelResponse(
                 text=answer.text, parsed=parsed, usage=answer.usage, model=self.model_id,
-                latency_s=spent, request_id=answer.request_id, attempts=attempts,
+                latency_s=state.spent, request_id=answer.request_id, attempts=state.tries,
                 cache_key=key)
             if self.cache is not None:
                 self.cache.put(key, self.model_id, response.model_dump(mode="json"))
             return response
 
+    async def _send(self, body: dict[str, Any], limit: AdaptiveLimit, limiter: RateLimiter,
+                    config: GenerationConfig, state: _Attempts) -> Any:
+        """One request within the in-flight limit. A timed-out request keeps its slot for
+        a while after it was given up: the server is most likely still working on it."""
+        await limit.acquire()
+        hold = 0.0
+        try:
+            await limiter.acquire(_estimate_tokens(body, config)
+                                  if limiter.tpm is not None else 0)
+            start = time.perf_counter()
+            try:
+                return await self.provider.send(body, self.timeout)
+            except ProviderError as exc:
+                if exc.kind == "timeout":
+                    hold = min(self.timeout, 60.0)
+                raise
+            finally:
+                state.spent += time.perf_counter() - start
+        finally:
+            await limit.release(hold)
+
+    async def _after_error(self, exc: ProviderError, sent_mode: str | None,
+                           json_schema: dict[str, Any] | None, state: _Attempts) -> bool:
+        """Whether to send again after ``exc`` (a new form of the request, or a retry)."""
+        limit, _ = self._loop_state()
+        if json_schema is not None and sent_mode is not None and \
+                refuses_mode(exc.status, exc.detail, sent_mode):
+            return self._step_down(sent_mode, exc, state)
+        if exc.kind == "too_long":
+            return self._learn_window(exc, state)
+        if exc.kind in ("timeout", "rate_limit") or exc.status == 503:
+            limit.overloaded()
+        if exc.kind not in RETRYABLE or state.tries >= self.retry.max_attempts:
+            return False
+        if exc.kind == "timeout":
+            state.timeouts += 1
+            if state.timeouts >= self.retry.max_timeout_attempts:
+                return False
+        await asyncio.sleep(self.retry.delay(state.tries, exc.retry_after, self._rng))
+        return True
+
+    def _step_down(self, sent_mode: str, exc: ProviderError, state: _Attempts) -> bool:
+        """The server refused the mode's request field: the next mode, kept for the run."""
+        if self.settings.structured != "auto":
+            exc.kind = "bad_request"
+            exc.message = f"the server refused --structured {sent_mode}: {exc.message}"
+            return False
+        state.tries -= 1  # a refused form is not an attempt at the question
+        if getattr(self.provider, "mode", sent_mode) != sent_mode:
+            return True  # another request stepped down already: send in the new mode
+        following = next_mode(sent_mode)
+        if following is None:
+            state.tries += 1
+            return False
+        self.provider.mode = following  # type: ignore[attr-defined]
+        self.info.structured = following
+        self._remember()
+        self._say(f"the server refused structured output via {sent_mode} "
+                  f"({exc.message[:160]}); using {following} from now on")
+        return True
+
+    def _learn_window(self, exc: ProviderError, state: _Attempts) -> bool:
+        """The server said the request does not fit its window: remember the window it
+        names, and send again once when only the answer budget was too large."""
+        _, window = too_long_in(exc.detail)
+        if window is None or window == self.info.context_tokens:
+            return False
+        self.info.context_tokens, self.info.context_source = window, "the server's own error"
+        self._remember()
+        self._say(f"the server's context window is {window} tokens (from its error "
+                  "answer); prompts are fitted to it from now on")
+        if state.resized:
+            return False
+        state.resized = True
+        state.tries -= 1
+        return True
+
+    def _fit_answer(self, body: dict[str, Any], config: GenerationConfig
+                    ) -> ModelFailure | None:
+        """Shrink the answer budget to what the window leaves; a failure when the prompt
+        leaves too little (the request is then not sent)."""
+        window = self.info.context_tokens
+        if window is None or "messages" not in body:
+            return None
+        prompt = estimate_message_tokens(body["messages"])
+        room = window - prompt - _margin(window)
+        if room < min(MIN_ANSWER_TOKENS, config.max_tokens):
+            return self._failure(
+                "too_long", f"the prompt (~{prompt} tokens, estimated) leaves no room for an "
+                f"answer in the {window}-token window ({self.info.context_source}); not sent",
+                prompt_tokens=prompt, window=window)
+        for name in ("max_tokens", "max_completion_tokens"):
+            if isinstance(body.get(name), int):
+                body[name] = min(body[name], room)
+        return None
+
     def _failure(self, kind: Any, message: str, *, status: int | None = None,
-                 attempts: int = 0, key: str | None = None) -> ModelFailure:
+                 attempts: int = 0, key: str | None = None, prompt_tokens: int | None = None,
+                 window: int | None = None) -> ModelFailure:
         return ModelFailure(kind=kind, message=message, status=status, attempts=attempts,
-                            model=self.model_id, cache_key=key)
+                            model=self.model_id, cache_key=key, prompt_tokens=prompt_tokens,
+                            window=window)
 
     def _redact(self, message: Message) -> Message:
         """``message`` with secrets redacted (the same object when there were none)."""
@@ -307,6 +535,37 @@ class ModelClient:
             p.model_copy(update={"text": self.redactor(p.text)}) if isinstance(p, TextPart)
             else p for p in message.content)
         return message.model_copy(update={"content": parts})
+
+
+class _Attempts:
+    """The state of one question's live attempts."""
+
+    __slots__ = ("conversation", "repairs", "resized", "spent", "timeouts", "tries")
+
+    def __init__(self, conversation: list[Message]) -> None:
+        self.conversation = conversation
+        self.tries = self.repairs = self.timeouts = 0
+        self.resized = False
+        self.spent = 0.0
+
+
+def _margin(window: int) -> int:
+    """Tokens of the window kept free for the chat template and the estimate's error."""
+    return max(32, window // 32)
+
+
+def _answer_problem(answer: Any, error: str, body: dict[str, Any]) -> str:
+    """What was wrong with an answer, in words a user acts on."""
+    if getattr(answer, "finish_reason", None) == "length":
+        return (f"the answer was cut off at max_tokens ({body.get('max_tokens')} tokens) "
+                f"before the JSON was complete ({error[:160]}); --max-tokens raises the limit")
+    if not answer.text.strip():
+        return "the answer was empty"
+    return error
+
+
+def _to_stderr(text: str) -> None:
+    print(f"agentcredit: {text}", file=sys.stderr, flush=True)
 
 
 def validate_answer(

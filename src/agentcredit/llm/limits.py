@@ -15,7 +15,8 @@ class RetryPolicy:
     max_attempts: int = 6
     base_delay: float = 0.5
     max_delay: float = 30.0
-    max_repairs: int = 2
+    max_repairs: int = 1
+    max_timeout_attempts: int = 2
     max_retry_after: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
@@ -55,3 +56,62 @@ class RateLimiter:
                     return
                 wait = 60.0 - (now - self._events[0][0]) + 0.01
             await asyncio.sleep(max(wait, 0.01))
+
+
+class AdaptiveLimit:
+    """Requests in flight, capped by a limit that can learn (additive increase,
+    multiplicative decrease), so that a client never asks more of a server than it completes.
+
+    ``acquire`` waits while ``limit`` requests are in flight. ``overloaded`` (a timeout, a 429
+    or a 503) halves the limit; ``succeeded`` raises it by one after ``limit`` successes in a
+    row, up to ``ceiling``. A fixed limit (``adaptive=False``) only counts. ``hold`` keeps a
+    slot taken for some seconds after a request was given up (a timed-out request that the
+    server is probably still working on).
+
+    >>> limit = AdaptiveLimit(8, adaptive=True)
+    >>> limit.overloaded(); limit.limit
+    4
+    >>> for _ in range(4): limit.succeeded()
+    >>> limit.limit
+    5
+    """
+
+    def __init__(self, ceiling: int, *, adaptive: bool = False, start: int | None = None) -> None:
+        self.ceiling = max(1, ceiling)
+        self.adaptive = adaptive
+        self.limit = min(self.ceiling, max(1, start or self.ceiling))
+        self.in_flight = 0
+        self.peak = 0
+        self._streak = 0
+        self._changed = asyncio.Condition()
+
+    def set_ceiling(self, ceiling: int) -> None:
+        """A ceiling the server told (its slots): the limit never goes above it."""
+        self.ceiling = max(1, ceiling)
+        self.limit = min(self.limit, self.ceiling)
+
+    async def acquire(self) -> None:
+        async with self._changed:
+            await self._changed.wait_for(lambda: self.in_flight < self.limit)
+            self.in_flight += 1
+            self.peak = max(self.peak, self.in_flight)
+
+    async def release(self, hold: float = 0.0) -> None:
+        if hold > 0:
+            await asyncio.sleep(hold)
+        async with self._changed:
+            self.in_flight -= 1
+            self._changed.notify_all()
+
+    def overloaded(self) -> None:
+        self._streak = 0
+        if self.adaptive:
+            self.limit = max(1, self.limit // 2)
+
+    def succeeded(self) -> None:
+        if not self.adaptive or self.limit >= self.ceiling:
+            return
+        self._streak += 1
+        if self._streak >= self.limit:
+            self._streak = 0
+            self.limit += 1

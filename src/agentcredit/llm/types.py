@@ -19,6 +19,7 @@ FailureKind = Literal[
     "auth",
     "malformed_response",
     "schema_validation",
+    "too_long",
     "deferred",
     "unknown",
 ]
@@ -28,7 +29,8 @@ NOT_RECORDED: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout
                                           "auth", "deferred"})
 """Failures that say nothing about the request itself (the network, the server's load, the
 credentials): never stored in the cache, so a later run asks again by itself. Only
-definitive answers (a bad request, an answer that never fit its schema) are replayed."""
+definitive answers (a bad request, an answer that never fit its schema, a prompt over the
+window) are replayed, and only against the endpoint that gave them."""
 
 
 class _Frozen(BaseModel):
@@ -114,6 +116,10 @@ class ModelFailure(_Frozen):
     attempts: int = Field(default=0, description="Live attempts made.")
     model: str = Field(description="provider/model that was asked.")
     cache_key: str | None = Field(default=None, description="Key of the request in the cache.")
+    prompt_tokens: int | None = Field(default=None, description="Estimated prompt tokens "
+                                      "(too_long failures).")
+    window: int | None = Field(default=None, description="The endpoint's context window, "
+                               "when known.")
 
 
 class ModelCallError(AgentCreditError):

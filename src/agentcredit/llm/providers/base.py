@@ -14,12 +14,14 @@ class ProviderError(AgentCreditError):
     """A failed call, classified so the client can decide to retry."""
 
     def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, detail: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.retry_after = retry_after
+        self.detail = detail or message
+        """The whole error text (bounded), for telling a refused request field apart."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class RawAnswer:
     text: str
     usage: Usage
     request_id: str | None = None
+    finish_reason: str | None = None
 
 
 class Provider(Protocol):

@@ -1,7 +1,8 @@
 """Every OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, Ollama, OpenRouter) via the SDK.
 
-Structured output asks for ``response_format`` json_schema; a server that rejects it is
-asked again in JSON mode, and the answer is validated by the client either way.
+Structured output is asked the way ``mode`` spells it (:mod:`agentcredit.llm.structured`;
+the client steps the mode down when a server refuses one), and the answer is validated by
+the client either way. ``discover`` reads what the server says of its window and slots.
 
 The SDK configures every call (base URL, key, organisation and project, from arguments or
 ``OPENAI_*`` variables). The requests themselves travel over one aiohttp pool
@@ -13,8 +14,17 @@ The SDK configures every call (base URL, key, organisation and project, from arg
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
+from agentcredit.llm.endpoint import (
+    EndpointInfo,
+    from_llamacpp_props,
+    from_models_list,
+    from_ollama_show,
+    server_root,
+    too_long_in,
+)
 from agentcredit.llm.providers.base import (
     LoopBoundClient,
     ProviderError,
@@ -23,6 +33,7 @@ from agentcredit.llm.providers.base import (
     retry_after_seconds,
     status_kind,
 )
+from agentcredit.llm.structured import apply_mode
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
 
 
@@ -37,7 +48,8 @@ class OpenAICompatProvider(LoopBoundClient):
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
-        self.json_mode_only = False
+        self.mode = "json_schema"
+        """How a schema is asked (``agentcredit.llm.structured``); the client sets it."""
 
     def _make_client(self) -> Any:
         import openai
@@ -62,22 +74,22 @@ class OpenAICompatProvider(LoopBoundClient):
             if value is not None:
                 body[key] = value
         if schema is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "answer", "schema": schema, "strict": False}}
+            body = apply_mode(body, schema, self.mode)
         return body
+
+    @property
+    def endpoint(self) -> str:
+        """The server and model this provider asks, as the cache names an endpoint."""
+        base = (self.base_url or "https://api.openai.com/v1").rstrip("/")
+        return f"openai|{base}|{self.model}"
 
     async def send(self, body: dict[str, Any], timeout: float) -> RawAnswer:
         import openai
 
-        if self.json_mode_only and "response_format" in body:
-            body = {**body, "response_format": {"type": "json_object"}}
         client = self._client()
         if not isinstance(client, openai.AsyncOpenAI):
             data = _checked(await client.post("/chat/completions", body, timeout))
             if isinstance(data, ProviderError):
-                if _rejects_schema(body, data):
-                    self.json_mode_only = True
-                    return await self.send(body, timeout)
                 raise data
             return self._answer(data, data.get("id") if isinstance(data, dict) else None)
         try:
@@ -85,17 +97,51 @@ class OpenAICompatProvider(LoopBoundClient):
             # the typed (de)serialisation that costs ~2 ms of CPU per call.
             completion = await client.post(
                 "/chat/completions", body=body, cast_to=object, options={"timeout": timeout})
-        except openai.BadRequestError as exc:
-            if _rejects_schema(body, exc):
-                self.json_mode_only = True
-                return await self.send(body, timeout)
-            raise _error(exc) from None
         except openai.APIError as exc:
             raise _error(exc) from None
         except (ValueError, TypeError) as exc:
             raise ProviderError("malformed_response", f"undecodable answer: {exc}") from None
         request_id = completion.get("id") if isinstance(completion, dict) else None
         return self._answer(completion, request_id)
+
+    async def discover(self, timeout: float) -> EndpointInfo:
+        """What the server says of its window and slots (nothing when it says nothing):
+        llama.cpp's ``/props``, vLLM's, SGLang's and LM Studio's ``/v1/models``, Ollama's
+        ``/api/show``. Only asked of a base URL the user set (not OpenAI's own API)."""
+        info = EndpointInfo()
+        if not self.base_url:
+            return info
+        root = server_root(self.base_url)
+        window, slots = from_llamacpp_props(await self._fetch(root + "/props", None, timeout))
+        source = "llama.cpp /props" if window else None
+        if window is None:
+            models = await self._fetch(self.base_url.rstrip("/") + "/models", None, timeout)
+            window = from_models_list(models, self.model)
+            source = "/v1/models" if window else None
+        if window is None and root.endswith(":11434"):
+            shown = await self._fetch(root + "/api/show", {"model": self.model}, timeout)
+            window = from_ollama_show(shown)
+            source = "Ollama /api/show" if window else None
+        info.context_tokens, info.context_source, info.slots = window, source, slots
+        return info
+
+    async def _fetch(self, url: str, body: dict[str, Any] | None, timeout: float) -> Any:
+        """The JSON at ``url`` (GET, or POST of ``body``), None on any failure: discovery is
+        best effort and says nothing when the server says nothing."""
+        import openai
+
+        client = self._client()
+        limit = min(timeout, 10.0)
+        try:
+            if not isinstance(client, openai.AsyncOpenAI):
+                answer = await (client.get(url, limit) if body is None
+                                else client.post(url, body, limit))
+                return answer.data if answer.status == 200 else None
+            if body is None:
+                return await client.get(url, cast_to=object, options={"timeout": limit})
+            return await client.post(url, body=body, cast_to=object, options={"timeout": limit})
+        except (ProviderError, openai.APIError, ValueError, TypeError):
+            return None
 
     async def embed(self, texts: list[str], timeout: float) -> list[list[float]]:
         """Embedding vectors from the ``/embeddings`` endpoint, in the order of ``texts``."""
@@ -138,14 +184,18 @@ class OpenAICompatProvider(LoopBoundClient):
             raise ProviderError("malformed_response", "answer has no choices")
         message = choices[0].get("message") or {}
         text = message.get("content")
+        finish = choices[0].get("finish_reason")
+        if text is None and finish == "length":
+            text = ""  # cut off before any text: the client says it was cut off
         if not isinstance(text, str):
             raise ProviderError("malformed_response", "answer has no text content")
         usage = data.get("usage") or {}
         details = usage.get("prompt_tokens_details") or {}
-        return RawAnswer(text=text, request_id=request_id, usage=Usage(
-            input=int(usage.get("prompt_tokens") or 0),
-            cached_input=int(details.get("cached_tokens") or 0),
-            output=int(usage.get("completion_tokens") or 0)))
+        return RawAnswer(text=text, request_id=request_id,
+                         finish_reason=finish if isinstance(finish, str) else None,
+                         usage=Usage(input=int(usage.get("prompt_tokens") or 0),
+                                     cached_input=int(details.get("cached_tokens") or 0),
+                                     output=int(usage.get("completion_tokens") or 0)))
 
 
 def _pooled_session_class() -> Any:
@@ -164,23 +214,43 @@ def _checked(answer: Any) -> Any:
     if answer.status >= 400:
         error = answer.data.get("error") if isinstance(answer.data, dict) else None
         message = error.get("message") if isinstance(error, dict) else None
-        lines = (str(message) if message else answer.text).strip().splitlines()
-        detail = lines[0][:300] if lines else "no body"
-        return ProviderError(status_kind(answer.status), f"HTTP {answer.status}: {detail}",
-                             status=answer.status,
-                             retry_after=retry_after_seconds(answer.headers))
+        if message is None and isinstance(answer.data, dict):
+            message = answer.data.get("detail")  # FastAPI's own errors
+        text = str(message) if message else answer.text
+        return classified(answer.status, text, retry_after_seconds(answer.headers))
     if answer.data is None:
         return ProviderError("malformed_response",
                              f"undecodable answer: {answer.text.strip()[:120]!r}")
     return answer.data
 
 
-def _rejects_schema(body: dict[str, Any], error: Exception) -> bool:
-    """Whether ``error`` is a server's refusal of a json_schema ``response_format``."""
-    if isinstance(error, ProviderError) and error.status != 400:
-        return False
-    return body.get("response_format", {}).get("type") == "json_schema" and \
-        _mentions_format(error)
+_REFUSED = re.compile(r"validation error|input should be|extra inputs are not permitted|"
+                      r"field required|literal_error|unrecognized request argument", re.I)
+
+
+def classified(status: int, text: str, retry_after: float | None = None) -> ProviderError:
+    """The error of an HTTP status and its body: a prompt over the window is ``too_long``
+    and a request the server refused as invalid is ``bad_request`` (never retried as it
+    is), even when the server answers it with a 500, as llama-cpp-python does.
+
+    >>> classified(500, "1 validation error: ('body', 'response_format', 'type') Input "
+    ...            "should be 'text' or 'json_object'").kind
+    'bad_request'
+    >>> classified(400, "This model's maximum context length is 2048 tokens.").kind
+    'too_long'
+    >>> classified(500, "boom").kind, classified(503, "Input should be x").kind
+    ('server_error', 'server_error')
+    """
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    first = " ".join(lines[:3])[:300] if lines else "no body"
+    detail = text.strip()[:4000]
+    kind = status_kind(status)
+    if status in (400, 413, 422, 500) and too_long_in(detail)[0]:
+        kind = "too_long"
+    elif status in (422, 500) and _REFUSED.search(detail):
+        kind = "bad_request"
+    return ProviderError(kind, f"HTTP {status}: {first}", status=status,
+                         retry_after=retry_after, detail=detail)
 
 
 def _message(message: Message) -> dict[str, Any]:
@@ -196,11 +266,6 @@ def _message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": parts}
 
 
-def _mentions_format(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return "response_format" in text or "json_schema" in text
-
-
 def _error(exc: Exception) -> ProviderError:
     import openai
 
@@ -212,8 +277,12 @@ def _error(exc: Exception) -> ProviderError:
         return ProviderError("connection", f"connection failed: {reason}")
     if isinstance(exc, openai.APIStatusError):
         headers = getattr(exc.response, "headers", None)
-        return ProviderError(status_kind(exc.status_code), one_line(exc),
-                             status=exc.status_code, retry_after=retry_after_seconds(headers))
+        body = exc.body
+        error = body.get("error") if isinstance(body, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if message is None and isinstance(body, dict):
+            message = body.get("detail") or body.get("message")
+        return classified(exc.status_code, str(message or exc), retry_after_seconds(headers))
     if isinstance(exc, openai.APIResponseValidationError):
         return ProviderError("malformed_response", one_line(exc))
     return ProviderError("unknown", one_line(exc))

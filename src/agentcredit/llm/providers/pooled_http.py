@@ -135,12 +135,24 @@ class PooledSession:
         return self._session
 
     async def post(self, path: str, body: dict[str, Any], timeout: float) -> HttpAnswer:
-        """POST ``body`` as JSON to ``base_url + path``."""
-        limits = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        """POST ``body`` as JSON to ``base_url + path`` (or to ``path`` when it is a URL).
+
+        ``timeout`` bounds the connection and the wait for the whole answer; a request given
+        up is cancelled on the wire (its connection is closed, not returned to the pool)."""
+        return await self._request("POST", path, json.dumps(body).encode(), timeout)
+
+    async def get(self, path: str, timeout: float) -> HttpAnswer:
+        """GET ``base_url + path`` (or ``path`` when it is a URL)."""
+        return await self._request("GET", path, None, timeout)
+
+    async def _request(self, method: str, path: str, data: bytes | None,
+                       timeout: float) -> HttpAnswer:
+        limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout)
         proxy, auth = self.proxy if self.proxy is not None else (None, None)
+        url = path if path.startswith(("http://", "https://")) else self.base_url + path
         try:
-            async with self._open().post(
-                    self.base_url + path, data=json.dumps(body).encode(), headers=self.headers,
+            async with self._open().request(
+                    method, url, data=data, headers=self.headers,
                     timeout=limits, proxy=proxy, proxy_auth=auth) as answer:
                 return HttpAnswer(answer.status, answer.headers, await _bounded(answer))
         except (TimeoutError, aiohttp.ServerTimeoutError):
