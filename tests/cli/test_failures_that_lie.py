@@ -43,7 +43,7 @@ def test_no_network_exits_2_with_the_reason_and_recovers_without_retry_failed(
     out = tmp_path / "run"
     offline = _run(out, _dead_url())
     assert offline.exit_code == 2, offline.output
-    assert "units failed" in offline.output and "connection" in offline.output
+    assert "not built" in offline.output and "connection" in offline.output
     assert "run the same command again" in offline.output or "agentcredit" in offline.output
     with FakeLLMServer(responder=responder) as server:
         back = _run(out, f"{server.url}/v1")  # the network is back (or --base-url fixed)

@@ -111,7 +111,9 @@ def test_llm_judge_cites_and_fake_quotes_are_downgraded() -> None:
     assert len(per_item.responses) == len(checklist.items)
 
 
-def test_failed_judge_call_abstains_and_is_recorded(tmp_path: Path) -> None:
+def test_failed_judge_call_is_no_score_and_is_recorded(tmp_path: Path) -> None:
+    """A judge call that failed never becomes an "LLM-judged" score filled from the
+    verifier evidence and the official outcome: the row is empty and says why."""
     from agentcredit.llm import ProviderError
 
     def broken(messages: object, schema: object) -> str:
@@ -123,18 +125,20 @@ def test_failed_judge_call_abstains_and_is_recorded(tmp_path: Path) -> None:
     out = runner.invoke(app, ["judge", str(EXAMPLES / "jobs"), "--checklists",
                               str(tmp_path / "cl"), "--out", str(tmp_path / "run"),
                               "--model", "scripted/broken"])
-    assert out.exit_code == 0, out.output
+    assert out.exit_code == 2, out.output
+    assert "8 trials not judged" in " ".join(out.output.split()), out.output
     lines = (tmp_path / "run" / "judgments.jsonl").read_text().splitlines()
-    llm = [r for r in map(json.loads, lines) if r["source"] == "llm"]
-    assert llm and {(r["label"], r["reason"]) for r in llm} == {("abstain", "judge_failed")}
+    assert not [r for r in map(json.loads, lines) if r["source"] == "llm"]
     from agentcredit.store import RunStore
 
     errors = RunStore(tmp_path / "run").errors()
     assert len(errors) == 8 and "context too long" in errors[0][2]
     rows = _scores(tmp_path / "run" / "scores.csv")
-    # Nothing was decided by the judge: only the official outcome speaks.
-    assert {r["partial_credit"] for r in rows.values() if r["outcome"] == "fail"} == {"0.0"}
-    assert {r["partial_credit"] for r in rows.values() if r["outcome"] == "pass"} == {"1.0"}
+    assert {r["partial_credit"] for r in rows.values()} == {""}
+    assert {r["judge"] for r in rows.values()} == {"not judged"}
+    assert all("context too long" in r["not_judged"] for r in rows.values())
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["not_judged"] == 8 and summary["trials"] == 0
 
 
 def _scores(path: Path) -> dict[str, dict[str, str]]:

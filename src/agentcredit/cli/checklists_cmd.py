@@ -21,9 +21,14 @@ from agentcredit.cli.options import (
     BatchOpt,
     CacheOpt,
     ConcurrencyOpt,
+    ContextTokensOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoCacheOpt,
     RetryFailedOpt,
+    StructuredOpt,
+    TimeoutOpt,
+    endpoint_settings,
     model_client,
 )
 from agentcredit.cli.text import q
@@ -49,20 +54,28 @@ def build(
     out: Annotated[Path, typer.Option("--out", help="Checklist directory.")],
     model: ModelOpt = None,
     rules: RulesOpt = None,
-    concurrency: ConcurrencyOpt = 4,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: CacheOpt = None,
     no_cache: NoCacheOpt = False,
     retry_failed: RetryFailedOpt = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild frozen checklists.")] = False,
     batch: BatchOpt = False,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Freeze one checklist per task; with no --model, derive them from the verifier."""
     console = Console()
     try:
         rule_set = load_rules(rules)
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens, default=4)
         client = model_client(model, base_url=base_url, cache=cache, no_cache=no_cache,
-                              concurrency=concurrency, retry_failed=retry_failed, batch=batch)
+                              concurrency=jobs, retry_failed=retry_failed, batch=batch,
+                              endpoint=endpoint)
     except AgentCreditError as exc:
         console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None
@@ -78,7 +91,7 @@ def build(
         async def run() -> object:
             try:
                 return await build_checklists(found, out, rule_set, model=client,
-                                              concurrency=concurrency, force=force,
+                                              concurrency=jobs, force=force,
                                               progress=lambda _: bar.advance(job))
             finally:
                 if client is not None:

@@ -13,13 +13,18 @@ from agentcredit.cli.options import (
     BaseUrlOpt,
     BatchOpt,
     ConcurrencyOpt,
+    ContextTokensOpt,
+    MaxTokensOpt,
     ModelOpt,
     NoCacheOpt,
     NoRedactOpt,
     PricesOpt,
     RetryFailedOpt,
     RpmOpt,
+    StructuredOpt,
+    TimeoutOpt,
     TpmOpt,
+    endpoint_settings,
 )
 from agentcredit.cli.run_output import finish, next_step, print_run, print_summary, reported
 from agentcredit.cli.text import q
@@ -56,7 +61,7 @@ def run(
     holistic: HolisticOpt = False,
     generic: GenericOpt = False,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: RunCacheOpt = None,
     no_cache: NoCacheOpt = False,
@@ -70,20 +75,28 @@ def run(
     prices: PricesOpt = None,
     evidence: EvidenceOpt = "outputs",
     inspect_scorer: InspectScorerOpt = None,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
     with reported(console, out) as progress:
         check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens)
         if model is None:
             console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                           "verifiers and items are judged from per-check verifier results only")
         result = score_pipeline(
             tasks, trials, out, model=model, rules=rules, per_item=per_item, holistic=holistic,
-            generic=generic, seed=seed, concurrency=concurrency, base_url=base_url, cache=cache,
+            generic=generic, seed=seed, concurrency=jobs, base_url=base_url, cache=cache,
             no_cache=no_cache, retry_failed=retry_failed, redact=not no_redact,
             budget_tokens=budget_tokens, fmt=fmt, batch=batch, rpm=rpm, tpm=tpm, prices=prices,
-            evidence=evidence, inspect_scorer=inspect_scorer, progress=progress)
+            evidence=evidence, inspect_scorer=inspect_scorer, progress=progress,
+            endpoint=endpoint)
     print_run(console, result)
 
 
@@ -98,7 +111,7 @@ def judge(
     holistic: HolisticOpt = False,
     generic: GenericOpt = False,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: RunCacheOpt = None,
     no_cache: NoCacheOpt = False,
@@ -110,13 +123,20 @@ def judge(
     tpm: TpmOpt = None,
     prices: PricesOpt = None,
     evidence: EvidenceOpt = "outputs",
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
     with reported(console, out) as progress:
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens)
         result = judge_run(
             trials, checklists_dir, out, model=model, tasks=tasks, per_item=per_item,
-            holistic=holistic, generic=generic, seed=seed, concurrency=concurrency,
+            holistic=holistic, generic=generic, seed=seed, concurrency=jobs, endpoint=endpoint,
             base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
             redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
             prices=prices, evidence=evidence, progress=progress)

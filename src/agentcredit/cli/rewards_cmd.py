@@ -14,10 +14,15 @@ from agentcredit.cli.options import (
     BaseUrlOpt,
     BatchOpt,
     ConcurrencyOpt,
+    ContextTokensOpt,
     EmbedOpt,
+    MaxTokensOpt,
     NoCacheOpt,
     NoRedactOpt,
     RetryFailedOpt,
+    StructuredOpt,
+    TimeoutOpt,
+    endpoint_settings,
 )
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
@@ -42,7 +47,7 @@ def reward(
     seed: Annotated[int, typer.Option("--seed", help="Seed sent with every request.")] = 0,
     budget_tokens: Annotated[int, typer.Option(
         "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: Annotated[Path | None, typer.Option(
         "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
@@ -51,15 +56,22 @@ def reward(
     retry_failed: RetryFailedOpt = False,
     no_redact: NoRedactOpt = False,
     batch: BatchOpt = False,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
     console = Console()
     try:
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens, default=8)
         with stepping(console, "turn verifier") as step:
             result = turn_rewards(
                 bank_dir, trials, out, model=model, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
-                budget_tokens=budget_tokens, concurrency=concurrency, base_url=base_url,
+                budget_tokens=budget_tokens, concurrency=jobs, endpoint=endpoint, base_url=base_url,
                 cache=cache, no_cache=no_cache, retry_failed=retry_failed,
                 redact=not no_redact, batch=batch, progress=step)
     except NoTrialToVerify as exc:

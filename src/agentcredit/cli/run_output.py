@@ -46,6 +46,9 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
         ("mean partial credit", "undefined" if pc is None else f"{pc:.3f}"),
         ("trials with undefined partial credit", str(summary["undefined_partial_credit"])),
     ]
+    if summary.get("not_judged"):
+        rows.insert(1, ("trials not judged (no score; see not_judged in scores)",
+                        str(summary["not_judged"])))
     if judged is not None:
         rows.append(("trials judged now / already done", f"{judged.judged} / {judged.resumed}"))
         if judged.deferred:
@@ -149,14 +152,48 @@ def finish(console: Console, judged: JudgeSummary,
     if not failures:
         return
     done = judged.judged + judged.resumed
+    trials = sorted({t for t, _ in judged.failed})
     where, reason = failures[0]
-    console.print(f"[red]{len(failures)} units failed[/red] because model calls failed; "
-                  f"first, {q(escape(where))}: {q(escape(reason))}", soft_wrap=True)
-    console.print("Failures of the network, the server or the rate limit are not recorded: "
-                  "once the cause is fixed (network, --base-url, key), run "
-                  f"{q(escape(_this_command(batch=False, keep=True)))} and they are asked again.",
-                  soft_wrap=True)
+    if trials:
+        first_id, first_reason = judged.failed[0]
+        console.print(f"[red]{len(trials)} trials not judged[/red]: {q(escape(first_reason))} "
+                      f"(first: {q(escape(first_id))}); {q(advice(first_reason))}",
+                      soft_wrap=True)
+    if len(failures) > len(judged.failed):
+        console.print(f"[red]{len(failures) - len(judged.failed)} checklists not built[/red] "
+                      f"because model calls failed; first, {q(escape(where))}: "
+                      f"{q(escape(reason))}", soft_wrap=True)
+    console.print(f"They have no score. Run {q(escape(_this_command(batch=False, keep=True)))} "
+                  "to ask exactly those again: passing failures (network, server, rate limit) "
+                  "are asked again by themselves, and so is a refused request once the "
+                  "endpoint changes (base URL, model, window); --retry-failed asks a refused "
+                  "request again at the same endpoint.", soft_wrap=True)
     raise typer.Exit(2 if done == 0 else 1)
+
+
+def advice(reason: str) -> str:
+    """What to do about a failure, from its kind.
+
+    >>> advice("too_long: the prompt (~9000 tokens) leaves no room")[:28]
+    'the trajectory does not fit '
+    """
+    kind = reason.removeprefix("holistic ").removeprefix("generic ").split(":", 1)[0]
+    return {
+        "too_long": "the trajectory does not fit the model's window even reduced: serve the "
+                    "model with a larger window (or pass --context-tokens if the server's is "
+                    "larger than the one used)",
+        "timeout": "the server is slower than --timeout: raise --timeout, lower "
+                   "--max-tokens or --concurrency",
+        "schema_validation": "the model's answers did not fit the JSON schema: try "
+                             "--structured json_object or prompt, a larger --max-tokens, "
+                             "or a stronger model",
+        "bad_request": "the server refused the request: see the message; --structured "
+                       "prompt avoids request fields a server may not take",
+        "connection": "the server could not be reached: check --base-url and that it runs",
+        "auth": "check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY)",
+        "rate_limit": "the provider limited the rate: lower --concurrency or set --rpm/--tpm",
+        "server_error": "the server failed: check its log, then run again",
+    }.get(kind, "see the message, then run again")
 
 
 def _this_command(*, batch: bool, keep: bool = False) -> str:

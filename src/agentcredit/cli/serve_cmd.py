@@ -9,9 +9,18 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail
-from agentcredit.cli.options import BaseUrlOpt, RpmOpt, TpmOpt
+from agentcredit.cli.options import (
+    BaseUrlOpt,
+    ContextTokensOpt,
+    MaxTokensOpt,
+    RpmOpt,
+    StructuredOpt,
+    TimeoutOpt,
+    TpmOpt,
+)
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, PrerequisiteError
+from agentcredit.llm.endpoint import EndpointSettings
 
 
 def serve(
@@ -32,13 +41,20 @@ def serve(
     = None,
     rpm: RpmOpt = None,
     tpm: TpmOpt = None,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Serve SkillRubric rewards over HTTP: OpenRLHF's /get_reward, /turn_rewards, /health."""
     console = Console()
     try:
+        endpoint = EndpointSettings(timeout=timeout, max_tokens=max_tokens,
+                                    structured=structured, context_tokens=context_tokens,
+                                    concurrency=concurrency)
         app = build_app(bank, model, process_weight=process_weight, skill=skill,
                         concurrency=concurrency, base_url=base_url, cache=cache, rpm=rpm,
-                        tpm=tpm)
+                        tpm=tpm, endpoint=endpoint)
         import uvicorn
     except ImportError:
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
@@ -53,7 +69,7 @@ def serve(
 def build_app(bank: Path, model: str, *, process_weight: float = 0.5,
               skill: str | None = None, concurrency: int = 64, base_url: str | None = None,
               cache: Path | None = None, rpm: int | None = None,
-              tpm: int | None = None) -> Any:
+              tpm: int | None = None, endpoint: EndpointSettings | None = None) -> Any:
     """The service's ASGI app: one bank, one verifier client (cache, limits) for all."""
     try:
         from agentcredit.serve.app import make_app
@@ -67,6 +83,7 @@ def build_app(bank: Path, model: str, *, process_weight: float = 0.5,
     if skill is not None and loaded.get(skill) is None:
         raise AgentCreditError(f"no skill {skill!r} in {bank}")
     client = model_client(model, base_url=base_url, cache=cache or bank / "responses.sqlite",
-                          no_cache=False, concurrency=concurrency, rpm=rpm, tpm=tpm)
+                          no_cache=False, concurrency=concurrency, rpm=rpm, tpm=tpm,
+                          endpoint=endpoint)
     reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight)
     return make_app(reward, skill=skill)

@@ -22,10 +22,15 @@ from agentcredit.cli.options import (
     BaseUrlOpt,
     BatchOpt,
     ConcurrencyOpt,
+    ContextTokensOpt,
     EmbedOpt,
+    MaxTokensOpt,
     NoCacheOpt,
     NoRedactOpt,
     RetryFailedOpt,
+    StructuredOpt,
+    TimeoutOpt,
+    endpoint_settings,
 )
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, NothingToDo
@@ -49,20 +54,27 @@ def build(
     embed: EmbedOpt = "lexical",
     budget_tokens: Annotated[int, typer.Option(
         "--budget-tokens", help="Evidence tokens per teacher x task call.")] = 24_000,
-    concurrency: ConcurrencyOpt = 8,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: BankCacheOpt = None,
     no_cache: NoCacheOpt = False,
     retry_failed: RetryFailedOpt = False,
     no_redact: NoRedactOpt = False,
     batch: BatchOpt = False,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Distil a dual-view SkillBank from teacher trials in four resumable stages."""
     console = Console()
     try:
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens, default=8)
         with stepping(console, "skills") as step:
             result = build_bank(trials, tasks, out, model=model, tau=tau, embed=embed,
-                                budget_tokens=budget_tokens, concurrency=concurrency,
+                                budget_tokens=budget_tokens, concurrency=jobs, endpoint=endpoint,
                                 base_url=base_url, cache=cache, no_cache=no_cache,
                                 retry_failed=retry_failed, redact=not no_redact, batch=batch,
                                 progress=step)
@@ -128,21 +140,28 @@ def import_(
     = None,
     force: Annotated[bool, typer.Option("--force", help="Replace skills with the same id.")]
     = False,
-    concurrency: ConcurrencyOpt = 4,
+    concurrency: ConcurrencyOpt = None,
     base_url: BaseUrlOpt = None,
     cache: BankCacheOpt = None,
     no_cache: NoCacheOpt = False,
     retry_failed: RetryFailedOpt = False,
     batch: BatchOpt = False,
     no_redact: NoRedactOpt = False,
+    timeout: TimeoutOpt = 120.0,
+    max_tokens: MaxTokensOpt = None,
+    structured: StructuredOpt = "auto",
+    context_tokens: ContextTokensOpt = None,
 ) -> None:
     """Import Agent Skills (SKILL.md) or SkillRL JSON into a bank."""
     console = Console()
     try:
+        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
+                                           max_tokens=max_tokens, structured=structured,
+                                           context_tokens=context_tokens, default=4)
         with stepping(console, "rubrics") as step:
-            result = import_skills(paths, out, model=model, force=force, concurrency=concurrency,
-                                   base_url=base_url, cache=cache, no_cache=no_cache,
-                                   retry_failed=retry_failed, batch=batch,
+            result = import_skills(paths, out, model=model, force=force, concurrency=jobs,
+                                   endpoint=endpoint, base_url=base_url, cache=cache,
+                                   no_cache=no_cache, retry_failed=retry_failed, batch=batch,
                                    redact=not no_redact, progress=step)
     except IdConflict as exc:
         print_read_errors(console, exc.read_errors)

@@ -25,6 +25,7 @@ from agentcredit.evolve.runners import (
 )
 from agentcredit.formats import load
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
 from agentcredit.schema import ReadError, SkillBank, Task
 from agentcredit.skills.bank import load_bank
@@ -87,7 +88,7 @@ async def evolve_async(
     harbor: str = "harbor", agent: str = "claude-code", agent_model: str | None = None,
     runner_args: Sequence[str] = (), command: str | None = None, base_url: str | None = None,
     cache: Path | None = None, concurrency: int = 8,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, endpoint: EndpointSettings | None = None,
 ) -> EvolveResult:
     """Evolve every skill that has tasks (see :func:`evolve`); a skill whose loop fails is
     reported in ``failures`` and the others go on.
@@ -99,7 +100,7 @@ async def evolve_async(
     bank = load_bank(bank_dir)
     client_settings: dict[str, Any] = {
         "default_cache": bank_dir / "responses.sqlite", "cache": cache, "base_url": base_url,
-        "no_cache": False, "concurrency": concurrency}
+        "no_cache": False, "concurrency": concurrency, "endpoint": endpoint}
     proposer = client_for(model, **client_settings)
     verifier = client_for(verifier_model, **client_settings) if verifier_model else proposer
     assert proposer is not None and verifier is not None

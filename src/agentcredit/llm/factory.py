@@ -9,6 +9,7 @@ from typing import Any
 from agentcredit.errors import ConfigError
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.providers import make_provider
 from agentcredit.llm.usage import Price, UsageLedger, load_prices
 
@@ -16,8 +17,11 @@ from agentcredit.llm.usage import Price, UsageLedger, load_prices
 def model_client(model: str | None, *, base_url: str | None, cache: Path | None,
                  no_cache: bool, concurrency: int, retry_failed: bool = False,
                  redact: bool = True, batch: bool = False, rpm: int | None = None,
-                 tpm: int | None = None, prices: Path | None = None) -> ModelClient | None:
-    """The client for ``--model`` (None when no model was asked for)."""
+                 tpm: int | None = None, prices: Path | None = None,
+                 endpoint: EndpointSettings | None = None) -> ModelClient | None:
+    """The client for ``--model`` (None when no model was asked for). ``endpoint`` (the
+    ``--timeout``, ``--max-tokens``, ``--structured``, ``--context-tokens`` and
+    ``--concurrency auto`` settings) overrides ``concurrency`` when given."""
     if model is None:
         return None
     if batch and no_cache:
@@ -26,8 +30,11 @@ def model_client(model: str | None, *, base_url: str | None, cache: Path | None,
     provider = make_provider(model, **options)
     store = None if no_cache else ResponseCache(cache or default_cache_path())
     ledger = UsageLedger(prices=_prices(prices)) if prices else UsageLedger()
-    return ModelClient(provider, cache=store, concurrency=concurrency, rpm=rpm, tpm=tpm,
-                       retry_failed=retry_failed, redact=redact, defer=batch, ledger=ledger)
+    settings = endpoint or EndpointSettings(concurrency=concurrency)
+    return ModelClient(provider, cache=store, concurrency=settings.concurrency, rpm=rpm,
+                       tpm=tpm, retry_failed=retry_failed, redact=redact, defer=batch,
+                       ledger=ledger, timeout=settings.timeout, max_tokens=settings.max_tokens,
+                       structured=settings.structured, context_tokens=settings.context_tokens)
 
 
 def _prices(path: Path) -> dict[str, Price]:

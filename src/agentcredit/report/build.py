@@ -170,8 +170,9 @@ def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
     row_by_id = {r.trial_id: r for r in rows}
     trials = []
     for row, trial in _reread(store.trials()[:max_trials]):
-        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
-            continue
+        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists or \
+                row["trial_id"] not in row_by_id:
+            continue  # not judged by the run's model: listed in the errors, not scored
         s = scores[row["trial_id"]]
         chosen = judgments.get((row["trial_id"], s.judge), [])
         view = _trial_view(row, chosen, trial, checklists,
@@ -211,7 +212,9 @@ def _cards(summary: dict[str, Any], disc: dict[str, Any], agreement: dict[str, A
          "note": "share of items decided yes or no"},
         {"id": "counts", "label": "trials (with an outcome)", "value":
          f"{summary['trials']} ({disc.get('n_trials', 0)})",
-         "note": f"mean partial credit {_fmt(summary['partial_credit'])} (uses the outcome)"}]]
+         "note": f"mean partial credit {_fmt(summary['partial_credit'])} (uses the outcome)"
+         + (f"; {summary['not_judged']} more not judged by the model (no score; see the "
+            "errors)" if summary.get("not_judged") else "")}]]
 
 
 def _progress_cards(progress: dict[str, Any]) -> list[dict[str, str]]:

@@ -17,6 +17,7 @@ from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
 from agentcredit.llm.redact import task_text as owned_text
 from agentcredit.rewards.report import write_turn_report
@@ -102,7 +103,7 @@ async def turn_rewards_async(
     seed: int = 0, budget_tokens: int = 24_000, concurrency: int = 8,
     base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
     retry_failed: bool = False, redact: bool = True, batch: bool = False,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, endpoint: EndpointSettings | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the
     instruction of ``tasks`` or the trial's own), verify turn by turn (resumable) and write
@@ -120,7 +121,8 @@ async def turn_rewards_async(
                           f"{'the bank' if isinstance(bank, SkillBank) else bank}")
     client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
                         base_url=base_url, no_cache=no_cache, concurrency=concurrency,
-                        retry_failed=retry_failed, redact=redact, batch=batch)
+                        retry_failed=retry_failed, redact=redact, batch=batch,
+                        endpoint=endpoint)
     assert client is not None
     loaded = load([*map(Path, trials), *map(Path, tasks)])
     instructions = {t.id: t.instruction for t in loaded.tasks}

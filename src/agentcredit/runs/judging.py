@@ -9,14 +9,14 @@ from typing import Any
 
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
-from agentcredit.judging.evidence import render_evidence
+from agentcredit.judging.fit import fitted_view, prompt_overhead
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.redact import task_owned_values, task_text
-from agentcredit.llm.types import NOT_RECORDED, GenerationConfig, ModelFailure
+from agentcredit.llm.types import GenerationConfig, ModelFailure
 from agentcredit.schema import Checklist, Task, Trial
 from agentcredit.store.run_store import RunStore
 
@@ -48,8 +48,9 @@ class JudgeSummary:
     deferred: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
-    """Trials whose calls failed for a passing reason (network, server, rate limit): nothing
-    of them is recorded as done, so the next run asks again by itself."""
+    """Trials a model call failed for (any reason: the network, the server, a refused or
+    too long request, an answer that never fit): nothing of that call is recorded as a label
+    or a score, and the next run asks again."""
 
 
 def instruction_for(trial: Trial, task: Task | None) -> str:
@@ -94,45 +95,62 @@ class _Judging:
         self.done_generic = store.done_set("generic") if options.generic else set()
         self.semaphore = asyncio.Semaphore(options.concurrency)
 
-    def _transient(self, trial_id: str, reason: str) -> None:
+    def _not_judged(self, trial_id: str, stage: str, failure: ModelFailure) -> None:
+        """A call failed: nothing of it becomes a label or a score; the reason is an error
+        of the run, and the next run asks again (a definitive failure at the same endpoint
+        comes back from the cache without a call)."""
+        what = "" if stage == "judge" else f"{stage} "
+        reason = f"{what}{failure.kind}: {failure.message}"
         self.summary.failed.append((trial_id, reason))
-        self.store.add_error(trial_id, "judge", reason)
+        self.store.add_error(trial_id, stage, reason)
+
+    def _again(self, failure: ModelFailure, window: int | None) -> bool:
+        """Whether a too-long request should be fitted again: the client learned the
+        window (from the server's error) after this view was fitted."""
+        return failure.kind == "too_long" and self.model is not None and \
+            self.model.window is not None and self.model.window != window
 
     async def judged_source(self, trial_id: str, source: str, asked: Any,
-                            checklist: Checklist) -> bool:
-        """Record one judge answer; True when it was queued for a batch."""
+                            checklist: Checklist, window: int | None = None) -> str:
+        """Record one judge answer: ``done``, ``deferred`` (queued for a batch) or ``again``
+        (to be fitted to a newly learned window and asked once more)."""
         result = await asked
         if any(f.kind == "deferred" for f in result.failures):
-            return True
-        transient = [f for f in result.failures if f.kind in NOT_RECORDED]
-        if transient:
-            self._transient(trial_id, f"{transient[0].kind}: {transient[0].message}")
-            return False
+            return "deferred"
+        if result.failures and self._again(result.failures[0], window):
+            return "again"
+        if result.failures:
+            self._not_judged(trial_id, "judge" if source == "llm" else source,
+                             result.failures[0])
+            return "done"
         assert self.model is not None
         self.store.record_judgments(
             trial_id, source, result.judgments, checklist_hash=checklist.hash,
             model=self.model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
             seed=self.options.seed, responses=result.responses, failures=result.failures)
-        for failure in result.failures:
-            self.store.add_error(trial_id, "judge", f"{failure.kind}: {failure.message}")
-        if not result.failures:
-            self.store.resolve_errors(trial_id, "judge")
-        return False
+        self.store.resolve_errors(trial_id, "judge" if source == "llm" else source)
+        (self.done_llm if source == "llm" else self.done_generic).add(trial_id)
+        return "done"
 
-    async def holistic(self, trial_id: str, instruction: str, view: Any) -> bool:
-        """Record the holistic baseline; True when it was queued for a batch."""
+    async def holistic(self, trial_id: str, instruction: str, view: Any,
+                       window: int | None = None) -> str:
+        """Record the holistic baseline (``done``, ``deferred`` or ``again``)."""
         assert self.model is not None
         value, rationale, response = await holistic_score(self.model, instruction, view,
                                                           config=self.config)
         if isinstance(response, ModelFailure) and response.kind == "deferred":
-            return True
-        if isinstance(response, ModelFailure) and response.kind in NOT_RECORDED:
-            self._transient(trial_id, f"holistic {response.kind}: {response.message}")
-            return False
+            return "deferred"
+        if isinstance(response, ModelFailure) and self._again(response, window):
+            return "again"
+        if isinstance(response, ModelFailure):
+            self._not_judged(trial_id, "holistic", response)
+            return "done"
+        self.store.resolve_errors(trial_id, "holistic")
         self.store.record_holistic(trial_id, value, rationale, model=self.model.model_id,
                                    prompt_version=HOLISTIC_PROMPT_VERSION,
                                    seed=self.options.seed, response=response)
-        return False
+        self.have_holistic.add(trial_id)
+        return "done"
 
     def _skip(self, trial_id: str, reason: str) -> None:
         self.summary.skipped.append((trial_id, reason))
@@ -186,24 +204,37 @@ class _Judging:
         all (judge, holistic, generic) instead of one per round."""
         assert self.model is not None
         options, model = self.options, self.model
-        view = render_evidence(trial, budget_tokens=options.budget_tokens)
         instruction = instruction_for(trial, task)
-        asks = []
-        if trial.id not in self.done_llm:
-            asks.append(self.judged_source(trial.id, "llm", judge_trial(
-                model, checklist, instruction, view, per_item=options.per_item,
-                config=self.config, evidence=options.evidence), checklist))
-        if options.holistic and trial.id not in self.have_holistic:
-            asks.append(self.holistic(trial.id, instruction, view))
-        if options.generic and trial.id not in self.done_generic:
-            generic = generic_checklist(trial.task_id or "")
-            asks.append(self.judged_source(trial.id, "generic", judge_trial(
-                model, generic, instruction, view, config=self.config,
-                evidence=options.evidence), generic))
         failed_before = len(self.summary.failed)
-        deferred = await asyncio.gather(*asks)
-        if any(deferred):
+        for _ in range(2):  # a second time only when the window was learned meanwhile
+            window = model.window
+            view = await fitted_view(model, trial, options.budget_tokens,
+                                     overhead=prompt_overhead(instruction, checklist))
+            states = await asyncio.gather(*self._asks(trial, checklist, instruction, view,
+                                                      window))
+            if "again" not in states:
+                break
+        if "deferred" in states:
             self.summary.deferred += 1  # queued for a batch file; finished on a later run
             return
         if len(self.summary.failed) == failed_before:
             self.summary.judged += 1
+
+    def _asks(self, trial: Trial, checklist: Checklist, instruction: str,
+              view: Any, window: int | None) -> list[Any]:
+        """The requests ``trial`` still needs (judge, holistic, generic), not yet awaited."""
+        assert self.model is not None
+        options, model = self.options, self.model
+        asks = []
+        if trial.id not in self.done_llm:
+            asks.append(self.judged_source(trial.id, "llm", judge_trial(
+                model, checklist, instruction, view, per_item=options.per_item,
+                config=self.config, evidence=options.evidence), checklist, window))
+        if options.holistic and trial.id not in self.have_holistic:
+            asks.append(self.holistic(trial.id, instruction, view, window))
+        if options.generic and trial.id not in self.done_generic:
+            generic = generic_checklist(trial.task_id or "")
+            asks.append(self.judged_source(trial.id, "generic", judge_trial(
+                model, generic, instruction, view, config=self.config,
+                evidence=options.evidence), generic, window))
+        return asks

@@ -28,6 +28,7 @@ from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.quotes import EVIDENCE_MODES
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
@@ -110,7 +111,7 @@ async def score_async(
     retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
     fmt: str = "csv", batch: bool = False, rpm: int | None = None, tpm: int | None = None,
     prices: Path | None = None, evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None,
+    progress: Progress | None = None, endpoint: EndpointSettings | None = None,
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
@@ -127,7 +128,7 @@ async def score_async(
         client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
                             base_url=base_url, no_cache=no_cache, concurrency=concurrency,
                             retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
-                            tpm=tpm, prices=prices)
+                            tpm=tpm, prices=prices, endpoint=endpoint)
         task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
         rule_set = load_rules(rules)
         report = await build_checklists(
@@ -142,7 +143,8 @@ async def score_async(
             "judge_prompt_version": JUDGE_PROMPT_VERSION,
             "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
             "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-            "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence})
+            "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence,
+            **client_provenance(client)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence)
@@ -166,6 +168,16 @@ def _client_fields(client: ModelClient | None) -> dict[str, Any]:
         return {"model": None, "usage": None, "cache_path": None}
     return {"model": client.model_id, "usage": client.ledger.summary(),
             "cache_path": client.cache.path if client.cache is not None else None}
+
+
+def client_provenance(client: ModelClient | None) -> dict[str, Any]:
+    """What a run's provenance says of how its model was asked: the endpoint settings
+    (timeout, answer budget, structured-output mode, window, concurrency)."""
+    if client is None:
+        return {}
+    return {"endpoint": {**client.settings.record(), "structured_used": client.info.structured,
+                         "window": client.info.context_tokens,
+                         "window_source": client.info.context_source}}
 
 
 def check_options(model: object, evidence: str, **asked: bool) -> None:
@@ -205,6 +217,7 @@ async def judge_run_async(
     retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
     batch: bool = False, rpm: int | None = None, tpm: int | None = None,
     prices: Path | None = None, evidence: str = "outputs", progress: Progress | None = None,
+    endpoint: EndpointSettings | None = None,
 ) -> RunResult:
     """Judging only, against checklists frozen earlier (see :func:`score_async`)."""
     out = Path(out)
@@ -214,7 +227,7 @@ async def judge_run_async(
         client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
                             base_url=base_url, no_cache=no_cache, concurrency=concurrency,
                             retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
-                            tpm=tpm, prices=prices)
+                            tpm=tpm, prices=prices, endpoint=endpoint)
         frozen = load_checklists(Path(checklists))
         task_result = load([Path(tasks)]) if tasks else None
         trial_result = load([Path(trials)])
@@ -225,7 +238,8 @@ async def judge_run_async(
             "model": client.model_id if client else None, "seed": seed,
             "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
             "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-            "budget_tokens": budget_tokens, "evidence": evidence})
+            "budget_tokens": budget_tokens, "evidence": evidence,
+            **client_provenance(client)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence)

@@ -16,7 +16,11 @@ SCORE_COLUMNS = (
     "perfect_with_endpoint", "items", "yes", "no", "abstain", "unverified_evidence",
     "endpoint", "fusion", "judge", "holistic", "condition", "checks_passed", "checks_total",
     "checklist_hash", "rules", "synthesizer", "judge_model", "prompt_version", "seed",
+    "not_judged",
 )
+NOT_JUDGED = "not judged"
+"""The ``judge`` column of a trial the run's model was asked to judge and did not: its
+scores are left empty (never filled from the verifier evidence) and ``not_judged`` says why."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class TrialScore:
     judge_model: str | None
     prompt_version: str | None
     seed: int | None
+    not_judged: str | None = None
 
     def row(self) -> dict[str, Any]:
         return asdict(self)
@@ -80,9 +85,13 @@ class StoredTrial:
         return self.judgments.get(self.source, [])
 
 
-def scored_trials(store: RunStore, *, source: str | None = None) -> Iterator[StoredTrial]:
+def scored_trials(store: RunStore, *, source: str | None = None,
+                  include_unjudged: bool = False) -> Iterator[StoredTrial]:
     """Every stored trial that has its checklist, with what scoring it needs: the one read
-    of the store that run scores, the report and the validity studies share."""
+    of the store that run scores, the report and the validity studies share. In a run with
+    a model, a trial the model did not judge is left out (the studies never see verifier
+    labels in its place) unless ``include_unjudged``."""
+    asked = source is None and store.meta().get("model") is not None
     checklists = store.checklists()
     by_trial: dict[str, dict[str, list[ItemJudgment]]] = {}
     for (trial_id, judged_by), items in store.judgments().items():
@@ -93,6 +102,8 @@ def scored_trials(store: RunStore, *, source: str | None = None) -> Iterator[Sto
         if checklist is None:
             continue
         judged = by_trial.get(trial["trial_id"], {})
+        if asked and "llm" not in judged and not include_unjudged:
+            continue
         yield StoredTrial(row=trial, checklist=checklist,
                           source=source or ("llm" if "llm" in judged else "verifier"),
                           judgments=judged,
@@ -104,7 +115,13 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
     """A score per stored trial, from the LLM judgments when present, else the verifier's."""
     provenance = store.judged_models()
     rows: list[TrialScore] = []
-    for stored in scored_trials(store, source=source):
+    asked = source is None and store.meta().get("model") is not None
+    reasons = _open_reasons(store) if asked else {}
+    for stored in scored_trials(store, source=source, include_unjudged=True):
+        if asked and "llm" not in stored.judgments:
+            rows.append(_unjudged(stored, reasons.get(stored.row["trial_id"],
+                                                      "not judged yet (run again)")))
+            continue
         trial, checklist, chosen, labels = stored.row, stored.checklist, stored.source, \
             stored.labels
         fused, metrics = score_trial(checklist, labels, trial["outcome"])
@@ -127,8 +144,35 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
     return rows
 
 
-def aggregate(rows: list[TrialScore]) -> dict[str, Any]:
-    """Per-task and per-run means (undefined partial credit is left out, and counted)."""
+def _open_reasons(store: RunStore) -> dict[str, str]:
+    """The first open judge or holistic error of each trial."""
+    reasons: dict[str, str] = {}
+    for trial_id, stage, message in store.errors():
+        if trial_id is not None and stage in ("judge", "generic"):
+            reasons.setdefault(trial_id, message)
+    return reasons
+
+
+def _unjudged(stored: StoredTrial, reason: str) -> TrialScore:
+    """The row of a trial the model did not judge: no score, and why."""
+    trial, checklist = stored.row, stored.checklist
+    return TrialScore(
+        trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
+        partial_credit=None, coverage=None, perfect=False, perfect_with_endpoint=False,
+        items=len(checklist.items), yes=0, no=0, abstain=0, unverified_evidence=0,
+        endpoint=None, fusion="none", judge=NOT_JUDGED, holistic=stored.holistic,
+        condition=trial["condition"],
+        checks_passed=sum(1 for s in stored.statuses if s == "passed"),
+        checks_total=len(stored.statuses), checklist_hash=checklist.hash,
+        rules=f"{checklist.rules.id}@{checklist.rules.version}",
+        synthesizer=checklist.synthesizer, judge_model=None, prompt_version=None, seed=None,
+        not_judged=reason)
+
+
+def aggregate(all_rows: list[TrialScore]) -> dict[str, Any]:
+    """Per-task and per-run means (undefined partial credit is left out, and counted; trials
+    the model did not judge are left out of every mean, and counted as ``not_judged``)."""
+    rows = [r for r in all_rows if r.judge != NOT_JUDGED]
     tasks: dict[str, list[TrialScore]] = {}
     for row in rows:
         tasks.setdefault(row.task_id or "?", []).append(row)
@@ -143,6 +187,7 @@ def aggregate(rows: list[TrialScore]) -> dict[str, Any]:
     }
     return {
         "trials": len(rows),
+        "not_judged": len(all_rows) - len(rows),
         "partial_credit": mean(r.partial_credit for r in rows),
         "coverage": mean(r.coverage for r in rows),
         "perfect": mean(float(r.perfect) for r in rows),

@@ -16,6 +16,7 @@ from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
 from agentcredit.schema import ReadError, Skill, SkillBank, Task
 from agentcredit.skills.agent_skills import FILES_DIR, import_paths, store_files
@@ -96,6 +97,7 @@ async def import_skills_async(
     force: bool = False, concurrency: int = 4, base_url: str | None = None,
     cache: Path | None = None, no_cache: bool = False, retry_failed: bool = False,
     batch: bool = False, redact: bool = True, progress: Step | None = None,
+    endpoint: EndpointSettings | None = None,
 ) -> ImportResult:
     """Read every input, resolve ids before any model call, derive gated rubrics (with a
     model), keep each skill's folder and freeze the bank.
@@ -108,7 +110,7 @@ async def import_skills_async(
     client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
                         base_url=base_url, no_cache=no_cache,
                         concurrency=concurrency, retry_failed=retry_failed, batch=batch,
-                        redact=redact)
+                        redact=redact, endpoint=endpoint)
     try:
         existing = load_bank(out) if (out / BANK_NAME).exists() else None
         read = import_paths([Path(p) for p in paths])
@@ -203,6 +205,7 @@ async def build_bank_from_paths(
     budget_tokens: int = 24_000, concurrency: int = 8, base_url: str | None = None,
     cache: Path | None = None, no_cache: bool = False, retry_failed: bool = False,
     redact: bool = True, batch: bool = False, progress: Step | None = None,
+    endpoint: EndpointSettings | None = None,
 ) -> BuildResult:
     """Read the trials and tasks, then run (or resume) the build into ``out``.
 
@@ -214,7 +217,7 @@ async def build_bank_from_paths(
     client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
                         base_url=base_url, no_cache=no_cache,
                         concurrency=concurrency, retry_failed=retry_failed, redact=redact,
-                        batch=batch)
+                        batch=batch, endpoint=endpoint)
     assert client is not None
     try:
         embedder = make_embedder(embed, cache=None if no_cache else client.cache,
