@@ -122,6 +122,7 @@ class ModelClient:
         self._limiter_args = (rpm, tpm)
         self._limiters: dict[int, RateLimiter] = {}
         self._prepare_locks: dict[int, asyncio.Lock] = {}
+        self._probe_locks: dict[int, asyncio.Lock] = {}
         self._rng = random.Random(seed)
         stored = cache.get_endpoint(self.endpoint) if cache is not None else None
         if stored:
@@ -129,6 +130,7 @@ class ModelClient:
         if context_tokens is not None:
             self.info.context_tokens = context_tokens
             self.info.context_source = "--context-tokens"
+        self._confirmed = structured != "auto" or bool(self.info.structured)
         if self._negotiates:
             mode = structured if structured != "auto" else \
                 (self.info.structured or "json_schema")
@@ -384,6 +386,21 @@ class ModelClient:
     ) -> ModelResponse | ModelFailure:
         if self._negotiates:
             await self.prepare()
+        if self._negotiates and json_schema is not None and not self._confirmed:
+            # Until one answer came back in the current form, one request at a time finds
+            # the form the server takes: a burst would only collect refusals.
+            lock = self._probe_locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
+            async with lock:
+                if not self._confirmed:
+                    result = await self._ask(messages, json_schema, schema, config, key)
+                    self._confirmed = isinstance(result, ModelResponse) or self._confirmed
+                    return result
+        return await self._ask(messages, json_schema, schema, config, key)
+
+    async def _ask(
+        self, messages: list[Message], json_schema: dict[str, Any] | None,
+        schema: type[BaseModel] | None, config: GenerationConfig, key: str,
+    ) -> ModelResponse | ModelFailure:
         if self.settings.max_tokens is not None:
             config = config.model_copy(update={"max_tokens": self.settings.max_tokens})
         state = _Attempts(list(messages))
