@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import urllib.parse
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Any
 
 from agentcredit.errors import ConfigError
@@ -43,9 +43,6 @@ class EndpointSettings:
             raise ConfigError("--max-tokens must be at least 16")
         if self.context_tokens is not None and self.context_tokens < 256:
             raise ConfigError("--context-tokens must be at least 256")
-
-    def with_concurrency(self, value: int | None) -> EndpointSettings:
-        return replace(self, concurrency=value)
 
     def record(self) -> dict[str, Any]:
         """The settings as provenance."""
@@ -83,7 +80,7 @@ def is_local(base_url: str | None) -> bool:
     if not base_url:
         return False
     host = urllib.parse.urlsplit(base_url).hostname or ""
-    return host.startswith(LOCAL_HOSTS) or host in ("localhost", "::1")
+    return host.startswith(LOCAL_HOSTS)
 
 
 @dataclass
@@ -94,7 +91,6 @@ class EndpointInfo:
     context_tokens: int | None = None
     context_source: str | None = None
     slots: int | None = None
-    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"structured": self.structured, "context_tokens": self.context_tokens,
