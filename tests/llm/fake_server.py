@@ -47,7 +47,7 @@ class FakeLLMServer:
 
     def __init__(self, responder: Responder = default_responder,
                  faults: FaultPlan | None = None, latency: float = 0.0,
-                 retry_after: float = 0.01, slow_seconds: float = 3.0) -> None:
+                 retry_after: float = 0.01, slow_seconds: float = 3.0, port: int = 0) -> None:
         self.responder = responder
         self.faults = faults or (lambda i, body: None)
         self.latency = latency
@@ -57,7 +57,7 @@ class FakeLLMServer:
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), self._handler())
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

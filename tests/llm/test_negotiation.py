@@ -46,7 +46,8 @@ class Recorder:
 
 @contextmanager
 def serving(behaviour: Behaviour, *, props: dict[str, Any] | None = None,
-            seconds: float = 0.0, slots: int | None = None) -> Iterator[tuple[str, Recorder]]:
+            seconds: float = 0.0, slots: int | None = None,
+            openapi: dict[str, Any] | None = None) -> Iterator[tuple[str, Recorder]]:
     record = Recorder()
     gate = threading.Semaphore(slots) if slots else None
 
@@ -59,6 +60,8 @@ def serving(behaviour: Behaviour, *, props: dict[str, Any] | None = None,
         def do_GET(self) -> None:
             if self.path == "/props" and props is not None:
                 return self._send(200, props)
+            if self.path == "/openapi.json" and openapi is not None:
+                return self._send(200, openapi)
             self._send(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:
@@ -155,6 +158,30 @@ def test_llama_cpp_python_refusal_steps_down_once_and_is_remembered(tmp_path: Pa
         second = client(url, tmp_path)  # same cache: the mode is known, nothing refused
         ask(second, "another question")
         assert record.statuses[count:] == [200]
+
+
+# The request schema llama-cpp-python 0.3.36 publishes at /openapi.json (the parts read).
+LLAMA_CPP_PYTHON_OPENAPI = {"info": {"title": "llama.cpp Python API"}, "components": {
+    "schemas": {
+        "ChatCompletionRequestResponseFormat": {"properties": {
+            "type": {"type": "string", "enum": ["text", "json_object"]},
+            "schema": {"anyOf": [{"type": "object"}, {"type": "null"}]}},
+            "required": ["type"], "type": "object"},
+        "CreateChatCompletionRequest": {"properties": {
+            "messages": {"type": "array"}, "response_format": {"anyOf": [
+                {"$ref": "#/components/schemas/ChatCompletionRequestResponseFormat"},
+                {"type": "null"}]}}, "type": "object"}}}}
+
+
+def test_a_server_publishing_its_request_schema_gets_its_form_without_a_refusal(
+        tmp_path: Path) -> None:
+    with serving(llama_cpp_python, openapi=LLAMA_CPP_PYTHON_OPENAPI) as (url, record):
+        made = client(url, tmp_path)
+        results = ask(made, n=4)
+        assert all(r.parsed is not None for r in results)
+        assert record.statuses == [200] * 4  # the form came from /openapi.json
+        assert made.info.structured == "json_object"
+        assert all(b["response_format"]["type"] == "json_object" for b in record.bodies)
 
 
 def test_a_server_that_takes_no_schema_field_gets_the_schema_in_the_prompt(

@@ -5,6 +5,7 @@ run time). Skips with the reason when the extra is not installed."""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import socket
@@ -63,10 +64,29 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
                 if process.poll() is not None or time.monotonic() > deadline:
                     pytest.fail(f"llama-cpp-python's server did not start:\n{log.read_text()}")
                 time.sleep(0.5)
+        _first_answer_or_skip(url, process, log)
         yield url, log
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def _first_answer_or_skip(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """One tiny request: a server that crashes on it (a wheel compiled for another CPU,
+    e.g. with AMX instructions the VM does not allow) is a broken install, not our bug."""
+    body = json.dumps({"model": "smollm2", "max_tokens": 2,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(url + "/chat/completions", data=body,
+                                     headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=120):
+            return
+    except OSError:
+        if process.poll() is None:
+            raise
+    pytest.skip(f"llama-cpp-python's server died on its first request (exit "
+                f"{process.returncode}): rebuild the wheel with CMAKE_ARGS=-DGGML_NATIVE=OFF "
+                "(.ci/run does)")
 
 
 def _statuses(log: Path) -> list[str]:
@@ -79,9 +99,9 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     built = runner.invoke(app, ["checklists", "build", str(EXAMPLES / "tasks"), "--out",
                                 str(tmp_path / "cl")])
     assert built.exit_code == 0, built.output
-    # auto: the first request learns what the server takes (it refuses json_schema with a
-    # 500 and names its 2,048-token window when a request does not fit); meanwhile the other
-    # requests wait, and after that every request is accepted and every prompt fits.
+    # auto: the form comes from the server's /openapi.json (json_object with a schema), so
+    # json_schema is never sent; the window is learned from the one request that does not
+    # fit (this server says its window nowhere else); after that every prompt fits.
     before = len(_statuses(log))
     args = ["judge", str(EXAMPLES / "jobs"), "--checklists", str(tmp_path / "cl"), "--tasks",
             str(EXAMPLES / "tasks"), "--out", str(tmp_path / "run"), "--model",
@@ -93,8 +113,7 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     assert "structured output via json_object" in " ".join(first.output.split()) or \
         "using json_object" in " ".join(first.output.split()), first.output
     assert statuses.count("200") >= 8, (statuses, first.output)
-    # one json_schema refusal (a single request probes the form), one window answer
-    assert len(refused) <= 3, statuses
+    assert len(refused) <= 1, statuses  # the one answer that names the window
     with (tmp_path / "run" / "scores.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 8
@@ -110,3 +129,48 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     rerun = runner.invoke(app, args)
     assert rerun.exit_code == first.exit_code
     assert len(_statuses(log)) == after_first
+
+
+def test_run_holistic_and_skills_reward_are_all_accepted_by_llama_cpp_python(
+        server: tuple[str, Path], tmp_path: Path) -> None:
+    """The issue's test: with the window given (--context-tokens: this server says it
+    nowhere), every request of `run --holistic` and `skills reward` on the examples gets a
+    200, every unit gets a result or a recorded reason, and a rerun asks nothing."""
+    from agentcredit.llm import register_script
+    from agentcredit.store.run_store import RunStore
+    from tests.skills import scripted_skills
+
+    url, log = server
+    window = ["--model", "openai/smollm2", "--base-url", url, "--context-tokens", "2048",
+              "--max-tokens", "256", "--timeout", "300"]
+    before = len(_statuses(log))
+    run = ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"), "--out",
+           str(tmp_path / "run"), "--holistic", *window]
+    first = runner.invoke(app, run)
+    assert _statuses(log)[before:] and set(_statuses(log)[before:]) == {"200"}, first.output
+    counts = re.search(r"checklists: (\d+) built, \d+ kept, (\d+) rejected", first.output)
+    assert counts is not None and int(counts[1]) + int(counts[2]) == 3, first.output
+    with (tmp_path / "run" / "scores.csv").open() as handle:
+        for row in csv.DictReader(handle):  # judged by the model, or it says why not
+            assert row["judge"] == "llm" or row["not_judged"], row
+    asked = len(_statuses(log))
+    assert runner.invoke(app, run).exit_code == first.exit_code
+    assert len(_statuses(log)) == asked, "a rerun of run asked the server again"
+
+    register_script("rubrics", scripted_skills.answer)
+    bank = tmp_path / "bank"
+    imported = runner.invoke(app, ["skills", "import", str(EXAMPLES / "skills"), "--out",
+                                   str(bank), "--model", "scripted/rubrics", "--no-cache"])
+    assert imported.exit_code == 0, imported.output
+    reward = ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
+              str(EXAMPLES / "tasks"), "--out", str(tmp_path / "rewards"), *window]
+    rewarded = runner.invoke(app, reward)
+    assert set(_statuses(log)[asked:]) == {"200"}, rewarded.output
+    assert rewarded.exit_code in (0, 1), rewarded.output
+    verified = RunStore(tmp_path / "rewards").turn_verdicts()
+    failed = re.search(r"failed (\d+)", rewarded.output)
+    assert failed is not None and len(verified) + int(failed.group(1)) == 8, rewarded.output
+    asked = len(_statuses(log))
+    again = runner.invoke(app, reward)
+    assert again.exit_code == rewarded.exit_code
+    assert len(_statuses(log)) == asked, "a rerun of skills reward asked the server again"

@@ -303,3 +303,32 @@ def test_skills_reward_keeps_a_value_only_the_tasks_verifier_names(tmp_path: Pat
     shown = [text for text in seen if "other_key=" in text]
     assert shown and all(f"key={OWNED}" in text for text in shown)
     assert all(FOREIGN not in text for text in shown)
+
+
+def test_a_failed_verifier_call_gives_no_reward_and_a_rerun_asks_only_it_again(
+        tmp_path: Path) -> None:
+    bank, run = _bank(tmp_path), tmp_path / "run"
+
+    def answer(body: dict[str, Any]) -> str:
+        return scripted_verifier.answer(body["messages"],
+                                        body["response_format"]["json_schema"]["schema"])
+
+    def fine_fails(index: int, body: dict[str, Any]) -> str | None:
+        return "500" if "FineGroupAnswer" in json.dumps(body.get("response_format")) else None
+
+    args = ["skills", "reward", str(bank), str(EXAMPLES / "jobs"), "--tasks",
+            str(EXAMPLES / "tasks"), "--out", str(run), "--model", "openai/verifier"]
+    env = {"OPENAI_API_KEY": "k", "COLUMNS": "200"}
+    with FakeLLMServer(responder=answer, faults=fine_fails) as broken:
+        first = runner.invoke(app, [*args, "--base-url", f"{broken.url}/v1"], env=env)
+    assert first.exit_code == 1, first.output
+    assert "failed 8" in first.output and "fine call failed: server_error" in first.output
+    assert RunStore(run).turn_verdicts() == {}  # no verdict, so no reward, from a failed call
+    assert not (run / "turn_rewards.jsonl").exists() or not (
+        run / "turn_rewards.jsonl").read_text().strip()
+    with FakeLLMServer(responder=answer) as healthy:
+        second = runner.invoke(app, [*args, "--base-url", f"{healthy.url}/v1"], env=env)
+        assert second.exit_code == 0, second.output
+        titles = [json.dumps(b.get("response_format")) for b in healthy.requests]
+        assert len(titles) == 8 and all("FineGroupAnswer" in t for t in titles)
+    assert len(RunStore(run).turn_verdicts()) == 8

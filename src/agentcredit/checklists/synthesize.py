@@ -16,13 +16,17 @@ from agentcredit.checklists.freeze import make_checklist
 from agentcredit.checklists.gates import requirement_sentences, run_gates
 from agentcredit.checklists.rules import Rules
 from agentcredit.gating import Deferred, Failed, GateFailure, Rejected, generate_gated
+from agentcredit.judging.evidence import shorten
 from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import Message
+from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
 
 PROMPT_VERSION = "gcpc-synth-1"
 MAX_VERIFIER_CHARS = 60_000
+MIN_FILE_CHARS = 400  # less of a file than this tells the model nothing useful
+MIN_VERIFIER_CHARS = 0  # the floor when fitting a window: the instruction and check ids only
 
 
 class DraftItem(BaseModel):
@@ -64,8 +68,12 @@ class Rejection:
                              for f in self.failures]}
 
 
-def synthesis_messages(task: Task, rules: Rules) -> list[Message]:
-    """The synthesis prompt: rules, instruction and verifier source; nothing else."""
+def synthesis_messages(task: Task, rules: Rules, *,
+                       verifier_chars: int = MAX_VERIFIER_CHARS) -> list[Message]:
+    """The synthesis prompt: rules, instruction and verifier source; nothing else.
+
+    The instruction and the check ids are always whole (items quote and reference them);
+    the verifier source is cut to ``verifier_chars`` (see :func:`_verifier_text`)."""
     if not isinstance(task, Task):
         raise TypeError(f"synthesis takes a Task, not {type(task).__name__}")
     routes = "\n".join(f"- {name}: {text}" for name, text in rules.routes.items())
@@ -81,7 +89,7 @@ def synthesis_messages(task: Task, rules: Rules) -> list[Message]:
         "Answer with one JSON object: {\"items\": [{\"id\", \"text\", \"route\", \"quotes\", "
         "\"checks\"}], \"waivers\": [{\"sentence\", \"reason\"}]}."
     )
-    verifier, note = _verifier_text(task)
+    verifier, note = _verifier_text(task, verifier_chars)
     checks = "\n".join(f"- {c}" for c in task.checks) or "(none: the verifier reports no checks)"
     requirements = "\n".join(f"- {s}" for s in requirement_sentences(task.instruction, rules))
     user = (
@@ -94,18 +102,28 @@ def synthesis_messages(task: Task, rules: Rules) -> list[Message]:
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
-def _verifier_text(task: Task) -> tuple[str, str]:
+def _verifier_text(task: Task, max_chars: int = MAX_VERIFIER_CHARS) -> tuple[str, str]:
+    """The verifier files within ``max_chars``: whole files first (in path order); a file
+    that no longer fits whole is shown head and tail when a useful part of it fits, else
+    left out; the note names what was cut or left out."""
     parts: list[str] = []
     used = 0
     omitted: list[str] = []
+    cut: list[str] = []
     for path, text in sorted(task.verifier_files.items()):
         block = f'<file path="{path}">\n{text}\n</file>'
-        if used + len(block) > MAX_VERIFIER_CHARS:
-            omitted.append(path)
-            continue
+        room = max_chars - used
+        if len(block) > room:
+            if room < MIN_FILE_CHARS:
+                omitted.append(path)
+                continue
+            block = f'<file path="{path}">\n{shorten(text, room - len(path) - 40)}\n</file>'
+            cut.append(path)
         parts.append(block)
         used += len(block)
-    note = f"\n(omitted for length: {', '.join(omitted)})" if omitted else ""
+    notes = [f"omitted for length: {', '.join(omitted)}"] if omitted else []
+    notes += [f"cut to head and tail for length: {', '.join(cut)}"] if cut else []
+    note = "".join(f"\n({n})" for n in notes)
     return "\n".join(parts), note
 
 
@@ -139,8 +157,11 @@ async def synthesize(task: Task, model: Model, rules: Rules, *,
     def gates(record: tuple[list[ChecklistItem], list[Waiver]]) -> list[GateFailure]:
         return run_gates(record[0], record[1], task.instruction, task.checks, rules)
 
+    messages = await fit_to_window(
+        model, lambda chars: synthesis_messages(task, rules, verifier_chars=chars),
+        MAX_VERIFIER_CHARS, floor=MIN_VERIFIER_CHARS)
     result = await generate_gated(
-        model, synthesis_messages(task, rules), DraftChecklist, build, gates, repair_message,
+        model, messages, DraftChecklist, build, gates, repair_message,
         max_repairs=max_repairs,
         around=lambda: task_owned_values(task_text(task.instruction, task.verifier_files)))
     if isinstance(result, Deferred):

@@ -19,7 +19,9 @@ from rich.progress import (
 )
 
 from agentcredit.cli.text import q
+from agentcredit.cli.watch import StatusLines
 from agentcredit.errors import AgentCreditError
+from agentcredit.runs.status import RunStatus
 from agentcredit.schema import ReadError, SkillBank
 
 
@@ -39,9 +41,16 @@ def bars(console: Console, label: str = "{task.description}") -> Progress:
 def stepping(console: Console, label: str, total: int | None = None,
              ) -> Iterator[Callable[[str], None]]:
     """One progress bar advanced by the callback it yields (one call per finished unit)."""
-    with bars(console, label) as progress:
+    status = RunStatus()
+    with bars(console, label) as progress, StatusLines(status) as lines:
         job: TaskID = progress.add_task(label, total=total)
-        yield lambda _: progress.advance(job)
+        lines(label, 0, total or 0)
+
+        def step(_: str) -> None:
+            progress.advance(job)
+            lines(label, status.done + 1, total or 0)
+
+        yield step
 
 
 def print_read_errors(console: Console, errors: list[ReadError] | list[tuple[str, str]],

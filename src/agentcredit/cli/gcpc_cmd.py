@@ -82,7 +82,7 @@ def run(
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
-    with reported(console, out) as progress:
+    with reported(console, out) as watched:
         check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
         jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
                                            max_tokens=max_tokens, structured=structured,
@@ -95,8 +95,8 @@ def run(
             generic=generic, seed=seed, concurrency=jobs, base_url=base_url, cache=cache,
             no_cache=no_cache, retry_failed=retry_failed, redact=not no_redact,
             budget_tokens=budget_tokens, fmt=fmt, batch=batch, rpm=rpm, tpm=tpm, prices=prices,
-            evidence=evidence, inspect_scorer=inspect_scorer, progress=progress,
-            endpoint=endpoint)
+            evidence=evidence, inspect_scorer=inspect_scorer, progress=watched.progress,
+            endpoint=endpoint, status=watched.status)
     print_run(console, result)
 
 
@@ -130,7 +130,7 @@ def judge(
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
-    with reported(console, out) as progress:
+    with reported(console, out) as watched:
         jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
                                            max_tokens=max_tokens, structured=structured,
                                            context_tokens=context_tokens)
@@ -139,7 +139,8 @@ def judge(
             holistic=holistic, generic=generic, seed=seed, concurrency=jobs, endpoint=endpoint,
             base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
             redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
-            prices=prices, evidence=evidence, progress=progress)
+            prices=prices, evidence=evidence, progress=watched.progress,
+            status=watched.status)
     if result.stale_lock:
         console.print(f"[dim]took over a stale lock left by pid "
                       f"{q(result.stale_lock.get('pid'))}[/dim]")

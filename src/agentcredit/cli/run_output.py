@@ -7,6 +7,7 @@ import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,11 @@ from rich.table import Table
 
 from agentcredit.cli.console import bars, print_read_errors
 from agentcredit.cli.text import q
+from agentcredit.cli.watch import StatusLines, terminating
 from agentcredit.errors import AgentCreditError
 from agentcredit.runs.judging import JudgeSummary
 from agentcredit.runs.pipeline import NothingToScore, RunResult
+from agentcredit.runs.status import RunStatus
 from agentcredit.store.run_store import RunStore
 
 Progress_ = Callable[[str, int, int], None]
@@ -71,8 +74,9 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
                          str(usage["task_owned_kept"])))
     kinds = summary.get("evidence_kinds") or {}
     if any(kinds.values()):
-        rows.append(("citations: output / action / claim / not found",
+        rows.append(("citations: output / action / claim / authored / not found",
                      f"{kinds['output']} / {kinds['action']} / {kinds['claim']} / "
+                     f"{kinds.get('authored', 0)} / "
                      f"{kinds['not_found']}"))
         rows.append(("labels without output evidence (abstain)",
                      str(kinds["no_output_evidence"])))
@@ -106,20 +110,32 @@ def print_run(console: Console, result: RunResult) -> None:
                                                    - len(result.judged.failed)])
 
 
+@dataclass
+class Watched:
+    """What ``reported`` hands a command: the progress callback and the status it keeps."""
+
+    progress: Progress_
+    status: RunStatus
+
+
 @contextmanager
-def reported(console: Console, run_dir: Path) -> Iterator[Progress_]:
-    """Progress bars while a job runs; its errors as one line and an exit code (2; 130 for
-    Ctrl-C, which keeps finished work)."""
-    with bars(console) as progress_bars:
+def reported(console: Console, run_dir: Path) -> Iterator[Watched]:
+    """Progress bars (on a terminal) or status lines (without one) while a job runs; its
+    errors as one line and an exit code (2; 130 for Ctrl-C and 143 for SIGTERM, both of
+    which keep finished work and leave a partial summary.json)."""
+    status = RunStatus()
+    with bars(console) as progress_bars, StatusLines(status) as lines, \
+            terminating() as signals:
         jobs: dict[str, TaskID] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
+            lines(stage, done, total)
             if stage not in jobs:
                 jobs[stage] = progress_bars.add_task(stage, total=total)
             progress_bars.update(jobs[stage], completed=done)
 
         try:
-            yield progress
+            yield Watched(progress, status)
         except NothingToScore as exc:
             print_read_errors(console, exc.read_errors)
             raise typer.Exit(2) from None
@@ -127,9 +143,11 @@ def reported(console: Console, run_dir: Path) -> Iterator[Progress_]:
             console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
             raise typer.Exit(2) from None
         except KeyboardInterrupt:
-            console.print(f"interrupted: finished trials are kept in {q(run_dir)}; run the "
-                          "same command again to resume", soft_wrap=True)
-            raise typer.Exit(130) from None
+            why = "terminated" if signals["terminated"] else "interrupted"
+            console.print(f"{why}: finished trials are kept in {q(run_dir)} (partial "
+                          "summary.json); run the same command again to resume",
+                          soft_wrap=True)
+            raise typer.Exit(143 if signals["terminated"] else 130) from None
 
 
 def next_step(console: Console, cache: Path, *, queued: bool) -> None:

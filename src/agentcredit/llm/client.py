@@ -148,6 +148,11 @@ class ModelClient:
         return self.info.context_tokens
 
     @property
+    def in_flight(self) -> int:
+        """Requests this client has on the wire now (across its event loops)."""
+        return sum(limit.in_flight for limit in self._limits.values())
+
+    @property
     def peak_in_flight(self) -> int:
         """Most requests this client had in flight at once (in the current loop)."""
         return max((limit.peak for limit in self._limits.values()), default=0)
@@ -178,6 +183,10 @@ class ModelClient:
                     self.settings.context_tokens is None:
                 self.info.context_tokens = found.context_tokens
                 self.info.context_source = found.context_source
+            if found is not None and found.structured and not self._confirmed:
+                # the server's own API schema says which form it takes: no probe needed
+                self.provider.mode = found.structured  # type: ignore[attr-defined]
+                self.info.structured, self._confirmed = found.structured, True
             if found is not None and found.slots:
                 self.info.slots = found.slots
                 if self.settings.concurrency is None:

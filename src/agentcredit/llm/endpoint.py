@@ -173,6 +173,72 @@ def from_ollama_show(data: Any) -> int | None:
     return 2048
 
 
+def from_openapi(doc: Any) -> str | None:
+    """The structured-output mode a FastAPI server's ``GET /openapi.json`` says its chat
+    endpoint takes (llama-cpp-python's and vLLM's servers publish one), None when it does
+    not say: ``json_schema`` when ``response_format.type`` may be ``json_schema``;
+    ``json_object`` when it may be ``json_object`` with a ``schema`` field (llama-cpp-python);
+    ``guided_json`` when the request takes that field (older vLLM).
+
+    >>> fmt = {"properties": {"type": {"enum": ["text", "json_object"]}, "schema": {}}}
+    >>> from_openapi({"components": {"schemas": {
+    ...     "ChatCompletionRequestResponseFormat": fmt, "CreateChatCompletionRequest": {
+    ...     "properties": {"response_format": {"anyOf": [{"$ref":
+    ...     "#/components/schemas/ChatCompletionRequestResponseFormat"}, {"type": "null"}]}}}}}})
+    'json_object'
+    """
+    schemas = doc.get("components", {}).get("schemas") if isinstance(doc, dict) else None
+    if not isinstance(schemas, dict):
+        return None
+    request = next((v for k, v in schemas.items() if isinstance(v, dict) and
+                    k.lower().startswith("chatcompletionrequest") and
+                    "messages" not in k.lower()
+                    and "response_format" in v.get("properties", {})), None) or \
+        next((v for k, v in schemas.items() if isinstance(v, dict) and "chat" in k.lower()
+              and "response_format" in v.get("properties", {})), None)
+    if request is None:
+        return None
+    formats = _resolved(request["properties"]["response_format"], schemas)
+    types = {t for f in formats for t in _enum(f.get("properties", {}).get("type"), schemas)}
+    if "json_schema" in types or any("json_schema" in f.get("properties", {}) for f in formats):
+        return "json_schema"
+    if "json_object" in types and any("schema" in f.get("properties", {}) for f in formats):
+        return "json_object"
+    if "guided_json" in request.get("properties", {}):
+        return "guided_json"
+    return None
+
+
+def _resolved(node: Any, schemas: dict[str, Any], depth: int = 0) -> list[dict[str, Any]]:
+    """The object schemas a node stands for, following ``$ref``, ``anyOf`` and ``oneOf``."""
+    if not isinstance(node, dict) or depth > 6:
+        return []
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return _resolved(schemas.get(ref.rsplit("/", 1)[-1]), schemas, depth + 1)
+    found = [node] if "properties" in node else []
+    for key in ("anyOf", "oneOf", "allOf"):
+        for option in node.get(key) or []:
+            found += _resolved(option, schemas, depth + 1)
+    return found
+
+
+def _enum(node: Any, schemas: dict[str, Any]) -> set[str]:
+    """The string values a ``type`` property may take (``enum`` or ``const``)."""
+    if not isinstance(node, dict):
+        return set()
+    values = {v for v in node.get("enum") or [] if isinstance(v, str)}
+    if isinstance(node.get("const"), str):
+        values.add(node["const"])
+    for key in ("anyOf", "oneOf"):
+        for option in node.get(key) or []:
+            values |= _enum(option, schemas)
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        values |= _enum(schemas.get(ref.rsplit("/", 1)[-1]), schemas)
+    return values
+
+
 _WINDOW_IN_ERROR = (
     re.compile(r"context (?:size|window|length)[^\d]{0,20}\((\d+) tokens\)", re.I),
     re.compile(r"context window of (\d+)", re.I),

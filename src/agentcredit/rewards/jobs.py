@@ -84,7 +84,8 @@ def turn_rewards(bank: SkillBank | Path | str, trials: Sequence[Path | str], out
     ...         return json.dumps({"rubric": rubric})
     ...     if schema["title"] == "CoarseAnswer":
     ...         return json.dumps({"turns": [], "criteria": []})
-    ...     return json.dumps({"satisfied": False, "states": [], "responsibility": []})
+    ...     return json.dumps({"criteria": [{"criterion_id": f"R{i}", "satisfied": False}
+    ...                                     for i in (1, 2, 3)]})
     >>> register_script("doc-verifier", model)
     >>> work = Path(tempfile.mkdtemp())
     >>> _ = import_skills(["examples/skills"], work / "bank", model="scripted/doc-verifier")

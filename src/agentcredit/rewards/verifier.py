@@ -13,9 +13,12 @@ the causal rule (:mod:`agentcredit.rewards.causal`).
 
 A criterion whose evidence needs an image is ``unverifiable`` when the trajectory holds no
 image (decided before any call); a criterion with no candidate turn stays ``missing``
-throughout without a fine call; a failed fine call (or an answer without the criterion)
-makes the criterion ``failed`` (excluded from the rewards and reported). A deferred call
-(``--batch``) defers the whole trial.
+throughout without a fine call; an answer without the criterion makes it ``failed``
+(excluded from the rewards and reported). A failed call (coarse or fine) leaves the trial
+without a verdict: it gets no reward, the failure is an error of the run, and the next run
+asks again (answers that came back are cached). A deferred call (``--batch``) defers the
+whole trial. Every prompt is fitted to the model's window
+(:func:`agentcredit.llm.window.fit_to_window`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,8 @@ from agentcredit.gating import Deferred, Failed
 from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_owned_values
-from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
+from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, ModelResponse
+from agentcredit.llm.window import fit_to_window
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
@@ -55,9 +59,11 @@ FINE_SHARE = 0.3
 """The raw outputs of one fine call share this fraction of the coarse view's characters."""
 FINE_MIN_CHARS, FINE_MAX_CHARS = 120, 6_000
 RAW_TURN_CHARS = 300
+"""A turn shown raw costs at least this much of the budget; past that, fewer turns are raw."""
 FINE_FLOOR_CHARS = 3_000
 """A short trajectory's fine call may use this much whatever its view's size."""
-"""A turn shown raw costs at least this much of the budget; past that, fewer turns are raw."""
+MIN_VIEW_TOKENS = 200
+"""The smallest coarse view when fitting a small window (claims and markers only)."""
 
 _IMAGE_WORDS = re.compile(r"\b(image|images|screenshot|screenshots|picture|photo|figure|"
                           r"rendered|visual(?:ly)?)\b", re.IGNORECASE)
@@ -108,21 +114,71 @@ async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: s
     if leak is not None:
         return Failed(f"not verified: step {leak[0]} shows the verifier's own output "
                             f"({leak[1]!r})")
+    ask = _Asker(model, record, GenerationConfig(seed=seed))
     turns = agent_turns(trial)
-    config = GenerationConfig(seed=seed)
-    view = render_evidence(trial, budget_tokens=budget_tokens)
-    coarse = await _asked(model, record, coarse_messages(instruction, view, turns, rubric),
-                                  schema=CoarseAnswer, config=config)
-    if isinstance(coarse, ModelFailure):
-        if coarse.kind == "deferred":
-            return Deferred(stage="coarse")
-        return Failed(f"coarse call failed: {coarse.kind}: {coarse.message}")
-    answer = CoarseAnswer.model_validate(coarse.parsed)
+    coarse = await _coarse(ask, trial, instruction, turns, rubric, budget_tokens)
+    if not isinstance(coarse, tuple):
+        return coarse
+    answer, view_chars = coarse
     summaries = {t.step: t.summary for t in answer.turns if t.step in turns}
-    selections = {c.criterion_id: c for c in answer.criteria}
-    evidence = evidence_steps(trial)
-    images = has_images(trial)
+    plans, flat = _plans(rubric, {c.criterion_id: c for c in answer.criteria}, turns,
+                         has_images(trial))
+    fine = _Fine(ask, trial, instruction, {c.id: c for c in rubric}, plans, summaries,
+                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE)))
+    answered = await asyncio.gather(*(fine.group(ids) for ids in overlapping(plans)))
+    for verdicts in answered:
+        if not isinstance(verdicts, dict):
+            return verdicts  # deferred, or a failed call: no verdict, asked again next run
+        flat.update(verdicts)
+    return TrialVerdict(
+        trial_id=trial.id, task_id=trial.task_id, skill_id=skill.id,
+        skill_version=skill.version, skill_hash=skill_hash(skill), turn_steps=tuple(turns),
+        summaries=tuple(summaries.get(s, "") for s in turns),
+        criteria=tuple(flat[c.id] for c in rubric),
+        model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed)
 
+
+class _Asker:
+    """One trial's calls: the model, the settings, and the record of every answer."""
+
+    def __init__(self, model: Model, record: list[ModelResponse | ModelFailure] | None,
+                 config: GenerationConfig) -> None:
+        self.model, self.record, self.config = model, record, config
+
+    async def __call__(self, messages: list[Any], schema: Any, stage: str,
+                       ) -> ModelResponse | Deferred | Failed:
+        result = await _asked(self.model, self.record, messages, schema=schema,
+                              config=self.config)
+        if isinstance(result, ModelFailure):
+            if result.kind == "deferred":
+                return Deferred(stage=stage)
+            return Failed(f"{stage} call failed: {result.kind}: {result.message}")
+        return result
+
+
+async def _coarse(ask: _Asker, trial: TrialRecord, instruction: str, turns: list[int],
+                  rubric: Sequence[RubricCriterion], budget_tokens: int,
+                  ) -> tuple[CoarseAnswer, int] | Deferred | Failed:
+    """The coarse answer and the size (characters) of the view it was asked over; the view
+    is fitted to the model's window."""
+    sizes: dict[int, int] = {}
+
+    def render(budget: int) -> list[Message]:
+        view = render_evidence(trial, budget_tokens=budget)
+        messages = coarse_messages(instruction, view, turns, rubric)
+        sizes[id(messages)] = len(view.text)
+        return messages
+
+    messages = await fit_to_window(ask.model, render, budget_tokens, floor=MIN_VIEW_TOKENS)
+    result = await ask(messages, CoarseAnswer, "coarse")
+    if not isinstance(result, ModelResponse):
+        return result
+    return CoarseAnswer.model_validate(result.parsed), sizes[id(messages)]
+
+
+def _plans(rubric: Sequence[RubricCriterion], selections: dict[str, Any], turns: list[int],
+           images: bool) -> tuple[dict[str, list[int]], dict[str, CriterionVerdict]]:
+    """Each criterion's candidate turns for a fine call, or its verdict without one."""
     plans: dict[str, list[int]] = {}
     flat: dict[str, CriterionVerdict] = {}
     for criterion in rubric:
@@ -140,49 +196,46 @@ async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: s
             else:
                 flat[criterion.id] = _flat(criterion.id, "applicable", turns,
                                            "no candidate turn")
-    by_id = {c.id: c for c in rubric}
-    budget = max(FINE_FLOOR_CHARS, int(len(view.text) * FINE_SHARE))
+    return plans, flat
 
-    async def group(ids: list[str]) -> dict[str, CriterionVerdict] | Deferred:
-        steps = raw_turns(sorted({s for i in ids for s in plans[i]}), budget)
+
+class _Fine:
+    """The fine calls of one trial: one per group of criteria sharing candidate turns."""
+
+    def __init__(self, ask: _Asker, trial: TrialRecord, instruction: str,
+                 by_id: dict[str, RubricCriterion], plans: dict[str, list[int]],
+                 summaries: dict[int, str], budget: int) -> None:
+        self.ask, self.trial, self.instruction = ask, trial, instruction
+        self.by_id, self.plans, self.summaries, self.budget = by_id, plans, summaries, budget
+        self.turns = agent_turns(trial)
+        self.evidence = evidence_steps(trial)
+
+    async def group(self, ids: list[str]) -> dict[str, CriterionVerdict] | Deferred | Failed:
+        steps = raw_turns(sorted({s for i in ids for s in self.plans[i]}), self.budget)
         # Each shown turn costs its output, a third of that for its action, and ~90
         # characters of markers; together they stay within the budget.
         chars = min(FINE_MAX_CHARS, max(FINE_MIN_CHARS,
-                                        int((budget // len(steps) - 90) * 0.75)))
-        messages = fine_messages(instruction, [by_id[i] for i in ids], summaries,
-                                 [trial.steps[s - 1] for s in steps], output_chars=chars)
-        result = await _asked(model, record, messages, schema=FineGroupAnswer, config=config)
-        if isinstance(result, ModelFailure):
-            if result.kind == "deferred":
-                return Deferred(stage="fine")
-            return {i: _flat(i, "failed", turns, f"fine call failed: {result.kind}: "
-                             f"{result.message}") for i in ids}
+                                        int((self.budget // len(steps) - 90) * 0.75)))
+        shown = [self.trial.steps[s - 1] for s in steps]
+        criteria = [self.by_id[i] for i in ids]
+        messages = await fit_to_window(
+            self.ask.model, lambda size: fine_messages(
+                self.instruction, criteria, self.summaries, shown, output_chars=size),
+            chars, floor=FINE_MIN_CHARS)
+        result = await self.ask(messages, FineGroupAnswer, "fine")
+        if not isinstance(result, ModelResponse):
+            return result
         answers = {a.criterion_id: a for a in FineGroupAnswer.model_validate(
             result.parsed).criteria}
-        out: dict[str, CriterionVerdict] = {}
-        for i in ids:
-            fine = answers.get(i)
-            if fine is None:
-                out[i] = _flat(i, "failed", turns, "the fine answer has no verdict for it")
-            elif fine.unverifiable:
-                out[i] = _flat(i, "unverifiable", turns, fine.rationale)
-            else:
-                out[i] = enforce(i, fine, turns, evidence, steps)
-        return out
+        return {i: self._verdict(i, answers.get(i), steps) for i in ids}
 
-    answered = await asyncio.gather(*(group(ids) for ids in overlapping(plans)))
-    deferred = [a for a in answered if isinstance(a, Deferred)]
-    if deferred:
-        return deferred[0]
-    for verdicts in answered:
-        assert not isinstance(verdicts, Deferred)
-        flat.update(verdicts)
-    return TrialVerdict(
-        trial_id=trial.id, task_id=trial.task_id, skill_id=skill.id,
-        skill_version=skill.version, skill_hash=skill_hash(skill), turn_steps=tuple(turns),
-        summaries=tuple(summaries.get(s, "") for s in turns),
-        criteria=tuple(flat[c.id] for c in rubric),
-        model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed)
+    def _verdict(self, criterion_id: str, fine: Any, steps: list[int]) -> CriterionVerdict:
+        if fine is None:
+            return _flat(criterion_id, "failed", self.turns,
+                         "the fine answer has no verdict for it")
+        if fine.unverifiable:
+            return _flat(criterion_id, "unverifiable", self.turns, fine.rationale)
+        return enforce(criterion_id, fine, self.turns, self.evidence, steps)
 
 
 async def _asked(model: Model, record: list[ModelResponse | ModelFailure] | None,

@@ -9,7 +9,7 @@ from typing import Any
 
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
-from agentcredit.judging.fit import fitted_view, prompt_overhead
+from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
@@ -209,7 +209,7 @@ class _Judging:
         for _ in range(2):  # a second time only when the window was learned meanwhile
             window = model.window
             view = await fitted_view(model, trial, options.budget_tokens,
-                                     overhead=prompt_overhead(instruction, checklist))
+                                     instruction=instruction, checklist=checklist)
             states = await asyncio.gather(*self._asks(trial, checklist, instruction, view,
                                                       window))
             if "again" not in states:

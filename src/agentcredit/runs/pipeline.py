@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,6 +36,7 @@ from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
 from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
+from agentcredit.runs.status import RunStatus
 from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
@@ -112,8 +115,13 @@ async def score_async(
     fmt: str = "csv", batch: bool = False, rpm: int | None = None, tpm: int | None = None,
     prices: Path | None = None, evidence: str = "outputs", inspect_scorer: str | None = None,
     progress: Progress | None = None, endpoint: EndpointSettings | None = None,
+    status: RunStatus | None = None,
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
+
+    ``status``, when given, is kept up to date (stage, counts, the client's live requests)
+    for a watcher. Interrupted (Ctrl-C, SIGTERM made an interrupt by the CLI, a cancelled
+    task), the run keeps what finished and writes a partial ``summary.json`` that says so.
 
     Raises:
         ConfigError: an option that cannot work (a judging mode without a model, an
@@ -129,11 +137,13 @@ async def score_async(
                             base_url=base_url, no_cache=no_cache, concurrency=concurrency,
                             retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
                             tpm=tpm, prices=prices, endpoint=endpoint)
+        progress = _watched(progress, status, client)
         task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
         rule_set = load_rules(rules)
-        report = await build_checklists(
-            task_list, out / "checklists", rule_set, model=client, concurrency=concurrency,
-            progress=_stepper(progress, "checklists", len(task_list)))
+        with summary_if_interrupted(out, fmt):
+            report = await build_checklists(
+                task_list, out / "checklists", rule_set, model=client, concurrency=concurrency,
+                progress=_stepper(progress, "checklists", len(task_list)))
         checklists = load_checklists(out / "checklists") if (out / "checklists").exists() \
             else {}
         store = RunStore(out)
@@ -148,8 +158,9 @@ async def score_async(
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence)
-        judged = await _judge(store, trial_list, checklists, task_list, options, progress,
-                              close=client is not model)
+        with summary_if_interrupted(out, fmt):
+            judged = await _judge(store, trial_list, checklists, task_list, options, progress,
+                                  close=client is not model)
         trial_count = len(trial_list)
         del trial_list  # the report reads trials back one source at a time: never two copies
         path, summary = write_scores(store, out, fmt)
@@ -217,7 +228,7 @@ async def judge_run_async(
     retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
     batch: bool = False, rpm: int | None = None, tpm: int | None = None,
     prices: Path | None = None, evidence: str = "outputs", progress: Progress | None = None,
-    endpoint: EndpointSettings | None = None,
+    endpoint: EndpointSettings | None = None, status: RunStatus | None = None,
 ) -> RunResult:
     """Judging only, against checklists frozen earlier (see :func:`score_async`)."""
     out = Path(out)
@@ -228,6 +239,7 @@ async def judge_run_async(
                             base_url=base_url, no_cache=no_cache, concurrency=concurrency,
                             retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
                             tpm=tpm, prices=prices, endpoint=endpoint)
+        progress = _watched(progress, status, client)
         frozen = load_checklists(Path(checklists))
         task_result = load([Path(tasks)]) if tasks else None
         trial_result = load([Path(trials)])
@@ -243,8 +255,9 @@ async def judge_run_async(
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence)
-        judged = await _judge(store, trial_result.trials, frozen, task_list, options, progress,
-                              close=client is not model)
+        with summary_if_interrupted(out, "csv"):
+            judged = await _judge(store, trial_result.trials, frozen, task_list, options,
+                                  progress, close=client is not model)
         path, summary = write_scores(store, out, "csv")
         return RunResult(
             out=out, tasks=len(task_list), trials=len(trial_result.trials),
@@ -253,6 +266,45 @@ async def judge_run_async(
             report_path=None, store_path=store.path,
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
             **_client_fields(client))
+
+
+def _watched(progress: Progress | None, status: RunStatus | None,
+             client: ModelClient | None) -> Progress | None:
+    """The progress callback that also keeps ``status`` (and its client) up to date."""
+    if status is None:
+        return progress
+    status.client = client
+    if progress is None:
+        return status
+
+    def both(stage: str, done: int, total: int) -> None:
+        status(stage, done, total)
+        progress(stage, done, total)
+
+    return both
+
+
+@contextmanager
+def summary_if_interrupted(run_dir: Path, fmt: str) -> Iterator[None]:
+    """An interrupt (KeyboardInterrupt, a cancelled task) inside the block leaves a partial
+    ``summary.json`` (``"interrupted": true``) and scores of what finished, then goes on up.
+    """
+    try:
+        yield
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        _write_partial(run_dir, fmt)
+        raise
+
+
+def _write_partial(run_dir: Path, fmt: str) -> None:
+    try:
+        if (run_dir / "run.sqlite").exists():
+            write_scores(RunStore(run_dir), run_dir, fmt, interrupted=True)
+        else:
+            (run_dir / "summary.json").write_text(json.dumps(
+                {"interrupted": True, "trials": 0}, indent=2) + "\n")
+    except Exception as exc:  # the interrupt is what the caller must see, not this
+        warnings.warn(f"could not write a partial summary in {run_dir}: {exc}", stacklevel=2)
 
 
 def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str], None]:
@@ -288,8 +340,10 @@ def stamp_meta(store: RunStore, values: dict[str, Any]) -> None:
                     "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
 
 
-def write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[str, Any]]:
-    """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store."""
+def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool = False,
+                 ) -> tuple[Path, dict[str, Any]]:
+    """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store
+    (``interrupted``: the run stopped before it finished; the summary says so)."""
     rows = run_scores(store)
     path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
     judgments = [{"trial_id": t, "source": s, **j.model_dump(mode="json")}
@@ -300,5 +354,7 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str) -> tuple[Path, dict[s
     summary["evidence_kinds"] = evidence_kinds(
         [j for (_, source), items in store.judgments().items() if source == "llm"
          for j in items])
+    if interrupted:
+        summary["interrupted"] = True
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return path, summary

@@ -29,6 +29,7 @@ from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message, ModelCallError
+from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Lineage, ParentRef, Skill, SkillBank, Task, Trial
 from agentcredit.skills import prompts
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, make_bank, read_bank, slug, unique_ids
@@ -40,6 +41,7 @@ from agentcredit.skills.stages import ask, ask_gated, skill_from_draft
 from agentcredit.skills.tool_names import seen_tools
 from agentcredit.store.units import UnitStore
 
+MIN_TEACHER_TOKENS = 300  # the smallest view of a teacher's trials when fitting a window
 STAGES = ("intra-teacher", "cross-teacher", "dual-view", "cross-task")
 REJECTIONS = "rejections"
 
@@ -219,8 +221,10 @@ async def _task_skills(build: _Build, usable: dict[str, list[Trial]], tasks: dic
 
 async def _teacher(build: _Build, task: Task, teacher: str,
                    trials: list[Trial]) -> prompts.TeacherAnalysis | None:
-    messages = prompts.teacher_messages(task, teacher, trials,
-                                        budget_tokens=build.options.budget_tokens)
+    messages = await fit_to_window(
+        build.options.model,
+        lambda budget: prompts.teacher_messages(task, teacher, trials, budget_tokens=budget),
+        build.options.budget_tokens, floor=MIN_TEACHER_TOKENS)
     stored = await build.unit("intra-teacher", f"{task.id}::{teacher}", messages,
                               lambda: _as_dict(ask(build.options.model, messages,
                                                    prompts.TeacherAnalysis)))

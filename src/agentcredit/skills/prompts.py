@@ -101,8 +101,10 @@ def _task_block(task: Task) -> str:
 
 def teacher_messages(task: Task, teacher: str, trials: Sequence[Trial], *,
                      budget_tokens: int) -> list[Message]:
-    """Stage 1: one teacher's trials of one task, through the evidence view."""
-    per_trial = max(1_000, budget_tokens // max(1, len(trials)))
+    """Stage 1: one teacher's trials of one task, through the evidence view (each trial
+    gets an equal share of ``budget_tokens``, at least 1,000 unless the budget is smaller:
+    a small context window asks for less)."""
+    per_trial = max(min(1_000, budget_tokens), budget_tokens // max(1, len(trials)))
     blocks = []
     for trial in trials:
         view = render_evidence(trial, budget_tokens=per_trial)

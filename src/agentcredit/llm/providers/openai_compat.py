@@ -22,6 +22,7 @@ from agentcredit.llm.endpoint import (
     from_llamacpp_props,
     from_models_list,
     from_ollama_show,
+    from_openapi,
     server_root,
     too_long_in,
 )
@@ -105,9 +106,10 @@ class OpenAICompatProvider(LoopBoundClient):
         return self._answer(completion, request_id)
 
     async def discover(self, timeout: float) -> EndpointInfo:
-        """What the server says of its window and slots (nothing when it says nothing):
-        llama.cpp's ``/props``, vLLM's, SGLang's and LM Studio's ``/v1/models``, Ollama's
-        ``/api/show``. Only asked of a base URL the user set (not OpenAI's own API)."""
+        """What the server says of its window, slots and structured-output form (nothing
+        when it says nothing): llama.cpp's ``/props``, vLLM's, SGLang's and LM Studio's
+        ``/v1/models``, Ollama's ``/api/show``, a FastAPI server's ``/openapi.json``
+        (llama-cpp-python, vLLM). Only asked of a base URL the user set (not OpenAI's)."""
         info = EndpointInfo()
         if not self.base_url:
             return info
@@ -123,6 +125,9 @@ class OpenAICompatProvider(LoopBoundClient):
             window = from_ollama_show(shown)
             source = "Ollama /api/show" if window else None
         info.context_tokens, info.context_source, info.slots = window, source, slots
+        if self.mode == "json_schema":  # the default: worth asking what the server takes
+            info.structured = from_openapi(await self._fetch(root + "/openapi.json", None,
+                                                             timeout))
         return info
 
     async def _fetch(self, url: str, body: dict[str, Any] | None, timeout: float) -> Any:
@@ -254,8 +259,15 @@ def classified(status: int, text: str, retry_after: float | None = None) -> Prov
 
 
 def _message(message: Message) -> dict[str, Any]:
+    """A message on the wire. Text-only content goes as one string, whatever its parts:
+    servers whose chat template concatenates ``content`` (llama-cpp-python's, with many
+    models) answer a list of text parts with a 500."""
     if isinstance(message.content, str):
         return {"role": message.role, "content": message.content}
+    if not any(isinstance(part, ImagePart) for part in message.content):
+        return {"role": message.role,
+                "content": "".join(part.text for part in message.content
+                                   if not isinstance(part, ImagePart))}
     parts: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, ImagePart):
