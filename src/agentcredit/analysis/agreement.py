@@ -124,7 +124,7 @@ def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
 
 
 def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
-    """Citations by kind (output, action, claim, not_found), and the labels downgraded
+    """Citations by kind (output, action, claim, authored, not_found), and the labels downgraded
     because no output was cited.
 
     >>> from agentcredit.schema import Citation
@@ -132,7 +132,8 @@ def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
     ...     evidence=(Citation(step=1, quote="x", kind="output"),))])["output"]
     1
     """
-    counts: Counter[str] = Counter({"output": 0, "action": 0, "claim": 0, "not_found": 0})
+    counts: Counter[str] = Counter({"output": 0, "action": 0, "claim": 0, "authored": 0,
+                                    "not_found": 0})
     for judgment in judgments:
         for citation in judgment.evidence:
             counts[citation.kind or "not_found"] += 1

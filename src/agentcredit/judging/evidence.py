@@ -29,6 +29,13 @@ class StepEvidence:
     output: str
     message: str = ""
     commands: tuple[str, ...] = ()  # every string in the step's tool-call arguments
+    literals: tuple[str, ...] = ()  # the agent's tool-call strings of the whole trial (shared)
+    literal_end: int = 0  # how many of ``literals`` were written by the end of this step
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The agent's tool-call strings up to and including this step."""
+        return self.literals[:self.literal_end]
 
 
 @dataclass(frozen=True)
@@ -85,11 +92,20 @@ def output_text(step: Step) -> str:
 
 
 def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
-    """Full evidence text by step number (1-based), for the quote check."""
-    return {step.index + 1: StepEvidence(
-                step.index + 1, action_text(step), output_text(step), step.message,
-                tuple(s for call in step.tool_calls for s in strings_in(call.arguments)))
-            for step in trial.steps}
+    """Full evidence text by step number (1-based), for the quote check; each step knows
+    the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`)."""
+    commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
+                for step in trial.steps]
+    literals = tuple(s for step, strings in zip(trial.steps, commands, strict=True)
+                     if step.source == "agent" for s in strings)
+    found: dict[int, StepEvidence] = {}
+    written = 0
+    for step, strings in zip(trial.steps, commands, strict=True):
+        written += len(strings) if step.source == "agent" else 0
+        found[step.index + 1] = StepEvidence(
+            step.index + 1, action_text(step), output_text(step), step.message, strings,
+            literals, written)
+    return found
 
 
 def strings_in(value: object) -> list[str]:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 
 from agentcredit.formats.join import normalize_text
+from agentcredit.judging.authored import line_authored
 from agentcredit.judging.evidence import StepEvidence, strings_in
 from agentcredit.schema import EvidenceKind, ItemJudgment
 
@@ -38,7 +39,9 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
 
 
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
-    """Where a quote was found: the step's output, its action, or the agent's message.
+    """Where a quote was found: the step's output, its action, the agent's message, or
+    output that the agent authored one step removed (``authored``: text reachable from its
+    own tool-call strings, see :mod:`agentcredit.judging.authored`; a claim, not output).
 
     Text the agent typed itself is an action even when the tool echoes it back: a quote
     counts as ``output`` only if, once the echoed command (with the shell prompt, ``$``,
@@ -56,12 +59,26 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     if needle in normalize_text(step.action):
         return "action"
     if needle in normalize_text(step.output):
-        residue = environment_text(quote, step.commands or _commands_of(step.action))
-        return "output" if sum(ch.isalnum() for ch in residue) >= _MIN_OUTPUT_CHARS \
-            else "action"
+        commands = step.commands or _commands_of(step.action)
+        residue = environment_text(quote, commands)
+        if sum(ch.isalnum() for ch in residue) < _MIN_OUTPUT_CHARS:
+            return "action"
+        return "authored" if _authored(quote, commands, step.written or commands) \
+            else "output"
     if needle in normalize_text(step.message):
         return "claim"
     return None
+
+
+def _authored(quote: str, commands: Sequence[str], written: Sequence[str]) -> bool:
+    """Whether the quote's environment text is all reachable from the agent's own strings
+    (:mod:`agentcredit.judging.authored`): printed one step removed, not computed."""
+    lines = [_strip_prompt(line)[0] for line in quote.splitlines() or [quote]]
+    rest = [line for line in lines if not line_authored(normalize_text(line), written)]
+    if len(rest) == len(lines):
+        return False
+    left = environment_text("\n".join(rest), commands) if rest else ""
+    return sum(ch.isalnum() for ch in left) < _MIN_OUTPUT_CHARS
 
 
 def environment_text(quote: str, commands: Sequence[str]) -> str:
@@ -150,8 +167,9 @@ def classify(judgment: ItemJudgment, steps: dict[int, StepEvidence]) -> ItemJudg
 
 
 def require_outputs(judgment: ItemJudgment) -> ItemJudgment:
-    """A Yes or No supported only by actions or claims becomes Abstain (no_output_evidence):
-    GCPC's evidence is what tools displayed, not what the agent did or said."""
+    """A Yes or No supported only by actions, claims or authored output becomes Abstain
+    (no_output_evidence): GCPC's evidence is what tools displayed of the world, not what
+    the agent did, said, or made a tool print."""
     if judgment.label == "abstain" or any(c.kind == "output" for c in judgment.evidence):
         return judgment
     kinds = sorted({c.kind or "not found" for c in judgment.evidence})

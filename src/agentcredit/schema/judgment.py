@@ -9,7 +9,7 @@ from pydantic import Field
 from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
-EvidenceKind = Literal["output", "action", "claim"]
+EvidenceKind = Literal["output", "action", "claim", "authored"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 

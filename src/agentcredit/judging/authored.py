@@ -1,0 +1,119 @@
+"""Output the agent wrote itself, one step removed: not evidence of what the world did.
+
+An agent can make a tool print what it wants: ``printf '%d passed in 0.12s\\n' 5``, a
+script it wrote earlier that echoes a success line, ``python -c "print(f'{5} passed')"``,
+or a file it wrote with the expected content and now ``cat``s. Such output is *reachable
+from the agent's literals* — the strings in its tool-call arguments, in this step or an
+earlier one — and is classified ``authored``: it counts as the agent's claim, not as
+output. Output that the environment computed (a test runner's summary, ``wc``, a program's
+result on real data) is not reachable from those literals and stays ``output``, also when
+the agent wrote the program: who wrote the code is not the test, where the text came from
+is.
+
+A line of a quote is reachable when it occurs in one of the agent's strings, or when the
+fixed parts of one quoted string in them (a template, split at ``%d``/``%s``-style,
+``{...}`` and ``$VAR`` placeholders) cover at least half of the line's letters and digits
+(and :data:`MIN_TEMPLATE_CHARS`), and every word left over is in that template or is a
+number the agent typed in the same string (a placeholder's value, such as the ``5`` of
+``printf ... 5``). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from agentcredit.formats.join import normalize_text
+
+MIN_TEMPLATE_CHARS = 4
+"""Letters or digits a template's fixed parts must cover of a line (less is chance)."""
+MIN_CHUNK_CHARS = 3
+"""A fixed part shorter than this (in letters or digits) is not matched on its own."""
+
+_PLACEHOLDER = re.compile(
+    r"%[-+ 0#]*\d*(?:\.\d+)?[diouxXfFeEgGsc]|\{[^{}\n]{0,80}\}|\$\{?\w+\}?|\$\([^()\n]*\)|"
+    r"\\[ntr]|`[^`\n]*`")
+_QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
+_WORD = re.compile(r"\w+")
+_NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+
+
+def _alnum(text: str) -> int:
+    return sum(ch.isalnum() for ch in text)
+
+
+def _templates(literal: str, depth: int = 0) -> list[str]:
+    """The literal itself and every quoted string inside it (nested quotes included)."""
+    found = [literal]
+    if depth < 3:
+        for match in _QUOTED.finditer(literal):
+            inner = match.group(1) if match.group(1) is not None else match.group(2)
+            found += _templates(inner, depth + 1)
+    return found
+
+
+def _chunks(template: str) -> list[str]:
+    """The fixed parts of a template, normalized, longest first."""
+    parts = (normalize_text(p) for p in _PLACEHOLDER.split(template))
+    return sorted({p for p in parts if _alnum(p) >= MIN_CHUNK_CHARS}, key=len, reverse=True)
+
+
+def _from_template(line: str, literal: str) -> bool:
+    numbers = set(_NUMBER.findall(literal))
+    for template in _templates(literal)[1:] or [literal]:
+        rest, covered = line, 0
+        for chunk in _chunks(template):
+            if chunk in rest:
+                covered += _alnum(chunk) * rest.count(chunk)
+                rest = rest.replace(chunk, " ")
+        if covered < max(MIN_TEMPLATE_CHARS, _alnum(line) / 2):
+            continue
+        for value in sorted(numbers | set(_WORD.findall(template)), key=len, reverse=True):
+            rest = rest.replace(value, " ")  # a placeholder's value: typed by the agent
+        if _alnum(rest) == 0:
+            return True
+    return False
+
+
+def line_authored(line: str, literals: Sequence[str]) -> bool:
+    """Whether one normalized line of output is reachable from the agent's ``literals``.
+
+    One example per shape (the literals are the agent's tool-call strings):
+
+    >>> line_authored("5 passed in 0.12s", ["printf '%d passed in 0.12s\\\\n' 5"])
+    True
+    >>> line_authored("5 passed", ["python3 -c \\"print(f'{5} passed')\\""])
+    True
+    >>> script = 'cat > /tmp/report.sh << EOF\\necho "5 passed in 0.12s"\\nEOF'
+    >>> line_authored("5 passed in 0.12s", [script, "bash /tmp/report.sh"])
+    True
+    >>> line_authored('{"status": "ok"}', ['{"status": "ok"}', "/app/out.json"])
+    True
+    >>> line_authored("5 passed", ["N=5; echo \\"$N passed\\""])
+    True
+
+    What the environment computed is not:
+
+    >>> line_authored("5 passed in 0.12s", ["python -m pytest -q tests"])
+    False
+    >>> line_authored("Total: 4817", ["python3 -c \\"print(f'Total: {sum(v)}')\\""])
+    False
+    >>> line_authored("12 a", ["wc -l a"])
+    False
+    >>> line_authored('"type": "line"', ['if node["type"] == "choice" or kind == "line":'])
+    False
+    """
+    if _alnum(line) == 0:
+        return False
+    for literal in literals:
+        text = normalize_text(literal)
+        if line in text:
+            return True
+    return any(_from_template(line, literal) for literal in literals)
+
+
+def authored_residue(residue: str, literals: Sequence[str]) -> str:
+    """What is left of a quote's environment text once its agent-authored lines are out."""
+    kept = [line for line in (normalize_text(x) for x in residue.splitlines())
+            if line and not line_authored(line, literals)]
+    return " ".join(kept)
