@@ -88,6 +88,6 @@ def test_output_the_environment_computed_stays_evidence(shape: str) -> None:
 
 
 def test_a_quote_mixing_computed_and_authored_lines_keeps_the_computed_part() -> None:
-    trial = _trial(_step(0, "pytest -q; echo 'ALL GREEN'", f"collected 5 items\nALL GREEN"))
+    trial = _trial(_step(0, "pytest -q; echo 'ALL GREEN'", "collected 5 items\nALL GREEN"))
     assert _judged(trial, "collected 5 items\nALL GREEN").evidence[0].kind == "output"
     assert _judged(trial, "ALL GREEN").evidence[0].kind != "output"

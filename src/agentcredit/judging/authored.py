@@ -13,9 +13,10 @@ is.
 A line of a quote is reachable when it occurs in one of the agent's strings, or when the
 fixed parts of one quoted string in them (a template, split at ``%d``/``%s``-style,
 ``{...}`` and ``$VAR`` placeholders) cover at least half of the line's letters and digits
-(and :data:`MIN_TEMPLATE_CHARS`), and every word left over is in that template or is a
-number the agent typed in the same string (a placeholder's value, such as the ``5`` of
-``printf ... 5``). Pure.
+(and :data:`MIN_TEMPLATE_CHARS`), and every word left over is in that template or was typed
+in the same string: a placeholder's value, such as the ``5 OK`` of ``printf '%d %s' 5 OK``
+(any word of a command line; only numbers of a longer string, such as a file's content).
+Pure.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from agentcredit.formats.join import normalize_text
 
 MIN_TEMPLATE_CHARS = 4
 """Letters or digits a template's fixed parts must cover of a line (less is chance)."""
+MAX_COMMAND_CHARS = 300
+"""A string this short is a command line: all of its words count as typed values."""
 MIN_CHUNK_CHARS = 3
 """A fixed part shorter than this (in letters or digits) is not matched on its own."""
 
@@ -59,7 +62,10 @@ def _chunks(template: str) -> list[str]:
 
 
 def _from_template(line: str, literal: str) -> bool:
-    numbers = set(_NUMBER.findall(literal))
+    # a placeholder's value is a number the agent typed, or any word of a command line (the
+    # arguments of printf); a long string (a file's content) lends only its numbers
+    typed = set(_WORD.findall(literal)) if len(literal) <= MAX_COMMAND_CHARS else set()
+    numbers = set(_NUMBER.findall(literal)) | typed
     for template in _templates(literal)[1:] or [literal]:
         rest, covered = line, 0
         for chunk in _chunks(template):
@@ -91,6 +97,8 @@ def line_authored(line: str, literals: Sequence[str]) -> bool:
     True
     >>> line_authored("5 passed", ["N=5; echo \\"$N passed\\""])
     True
+    >>> line_authored("All 12 tests passed: OK", ["printf 'All %d tests passed: %s' 12 OK"])
+    True
 
     What the environment computed is not:
 
@@ -100,7 +108,8 @@ def line_authored(line: str, literals: Sequence[str]) -> bool:
     False
     >>> line_authored("12 a", ["wc -l a"])
     False
-    >>> line_authored('"type": "line"', ['if node["type"] == "choice" or kind == "line":'])
+    >>> code = 'if node["type"] == "choice" or kind == "line":\\n' + "    n += 1\\n" * 40
+    >>> line_authored('"type": "line"', [code])  # a JSON line the agent's program read
     False
     """
     if _alnum(line) == 0:
