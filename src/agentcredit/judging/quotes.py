@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from agentcredit.formats.join import normalize_text
 from agentcredit.judging.authored import line_authored
-from agentcredit.judging.evidence import StepEvidence, strings_in
+from agentcredit.judging.evidence import StepEvidence, strings_in, undefuse
 from agentcredit.schema import EvidenceKind, ItemJudgment
 
 UNVERIFIED = "unverified_evidence"
@@ -32,7 +32,7 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
     >>> citation_found("Exit Code: 1", StepEvidence(2, "shell {}", "Exit Code: 0"))
     False
     """
-    needle = normalize_text(quote)
+    needle = normalize_text(undefuse(quote))
     if not needle or step is None:
         return False
     return needle in normalize_text(step.action) or needle in normalize_text(step.output)
@@ -53,7 +53,7 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "$ wc -l a", "12 lines", "13")]
     ['output', 'action', 'action', 'claim', None]
     """
-    needle = normalize_text(quote)
+    needle = normalize_text(undefuse(quote))
     if not needle or step is None:
         return None
     if needle in normalize_text(step.action):

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentcredit.judging.evidence import EvidenceView, action_text, output_text, shorten
+from agentcredit.judging.evidence import EvidenceView, action_text, defuse, output_text, shorten
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.schema import RubricCriterion, Step
@@ -125,10 +125,10 @@ def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
         block = f"\n[step {number}]"
         action = action_text(step)
         if action:
-            block += f"\nACTION: {shorten(action, max(80, output_chars // 3))}"
+            block += f"\nACTION: {defuse(shorten(action, max(80, output_chars // 3)))}"
         output = output_text(step)
         if output.strip():
-            block += f"\nOUTPUT:\n{shorten(output, output_chars)}"
+            block += f"\nOUTPUT:\n{defuse(shorten(output, output_chars))}"
         parts.append(TextPart(text=block))
         if images:
             parts += _images(step)
