@@ -125,7 +125,7 @@ _TAGS = re.compile(r"<(/?)\s*(trajectory|checklist|task_instruction|instruction|
                    r"verifier|file|trial|candidate)\b", re.IGNORECASE)
 _FORGED_LINE = re.compile(r"^(\s*)(\[step \d+\]|ACTION:|OUTPUT:|CLAIM \(|MESSAGE \(|"
                           r"(?:system|user|assistant)\s*:|<\|im_(?:start|end)\|>)",
-                          re.IGNORECASE | re.MULTILINE)
+                          re.MULTILINE)  # case kept: "Output:" is a real tool's label
 
 
 def defuse(text: str) -> str:
@@ -141,10 +141,10 @@ def defuse(text: str) -> str:
     return _FORGED_LINE.sub(lambda m: f"{m.group(1)}|{m.group(2)}", text)
 
 
-_MARKED = re.compile(r"<\|(?=/?\s*(?:trajectory|checklist|task_instruction|instruction|"
+_MARKED = re.compile(r"<\|(?=/?\s*(?i:trajectory|checklist|task_instruction|instruction|"
                      r"rubric|verifier|file|trial|candidate)\b)|(?m:^(\s*)\|(?=\[step \d+\]|"
                      r"ACTION:|OUTPUT:|CLAIM \(|MESSAGE \(|(?:system|user|assistant)\s*:|"
-                     r"<\|im_))", re.IGNORECASE)
+                     r"<\|im_))")
 
 
 def undefuse(text: str) -> str:
