@@ -12,9 +12,9 @@ is.
 
 A line of a quote is reachable when it occurs in one of the agent's strings, or when the
 fixed parts of one quoted string in them (a template, split at ``%d``/``%s``-style,
-``{...}`` and ``$VAR`` placeholders) cover at least half of the line's letters and digits
+``{...}`` and ``$VAR`` format fields) cover at least half of the line's letters and digits
 (and :data:`MIN_TEMPLATE_CHARS`), and every word left over is in that template or was typed
-in the same string: a placeholder's value, such as the ``5 OK`` of ``printf '%d %s' 5 OK``
+in the same string: a format field's value, such as the ``5 OK`` of ``printf '%d %s' 5 OK``
 (any word of a command line; only numbers of a longer string, such as a file's content).
 Pure.
 """
@@ -33,7 +33,7 @@ MAX_COMMAND_CHARS = 300
 MIN_CHUNK_CHARS = 3
 """A fixed part shorter than this (in letters or digits) is not matched on its own."""
 
-_PLACEHOLDER = re.compile(
+_FORMAT_FIELD = re.compile(
     r"%[-+ 0#]*\d*(?:\.\d+)?[diouxXfFeEgGsc]|\{[^{}\n]{0,80}\}|\$\{?\w+\}?|\$\([^()\n]*\)|"
     r"\\[ntr]|`[^`\n]*`")
 _QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
@@ -57,12 +57,12 @@ def _templates(literal: str, depth: int = 0) -> list[str]:
 
 def _chunks(template: str) -> list[str]:
     """The fixed parts of a template, normalized, longest first."""
-    parts = (normalize_text(p) for p in _PLACEHOLDER.split(template))
+    parts = (normalize_text(p) for p in _FORMAT_FIELD.split(template))
     return sorted({p for p in parts if _alnum(p) >= MIN_CHUNK_CHARS}, key=len, reverse=True)
 
 
 def _from_template(line: str, literal: str) -> bool:
-    # a placeholder's value is a number the agent typed, or any word of a command line (the
+    # a format field's value is a number the agent typed, or any word of a command line (the
     # arguments of printf); a long string (a file's content) lends only its numbers
     typed = set(_WORD.findall(literal)) if len(literal) <= MAX_COMMAND_CHARS else set()
     numbers = set(_NUMBER.findall(literal)) | typed
@@ -75,7 +75,7 @@ def _from_template(line: str, literal: str) -> bool:
         if covered < max(MIN_TEMPLATE_CHARS, _alnum(line) / 2):
             continue
         for value in sorted(numbers | set(_WORD.findall(template)), key=len, reverse=True):
-            rest = rest.replace(value, " ")  # a placeholder's value: typed by the agent
+            rest = rest.replace(value, " ")  # a format field's value: typed by the agent
         if _alnum(rest) == 0:
             return True
     return False

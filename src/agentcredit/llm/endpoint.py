@@ -190,12 +190,8 @@ def from_openapi(doc: Any) -> str | None:
     schemas = doc.get("components", {}).get("schemas") if isinstance(doc, dict) else None
     if not isinstance(schemas, dict):
         return None
-    request = next((v for k, v in schemas.items() if isinstance(v, dict) and
-                    k.lower().startswith("chatcompletionrequest") and
-                    "messages" not in k.lower()
-                    and "response_format" in v.get("properties", {})), None) or \
-        next((v for k, v in schemas.items() if isinstance(v, dict) and "chat" in k.lower()
-              and "response_format" in v.get("properties", {})), None)
+    request = next((v for k, v in schemas.items() if "chat" in k.lower() and
+                    isinstance(v, dict) and "response_format" in v.get("properties", {})), None)
     if request is None:
         return None
     formats = _resolved(request["properties"]["response_format"], schemas)

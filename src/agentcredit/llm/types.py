@@ -67,11 +67,11 @@ class Message(_Frozen):
     role: Role = Field(description="system, user or assistant.")
     content: str | tuple[Part, ...] = Field(description="Text, or text and image parts.")
 
-    def text(self) -> str:
-        """All text of the message, parts joined by newlines."""
+    def text(self, sep: str = "\n") -> str:
+        """All text of the message, parts joined by ``sep`` (newlines unless told)."""
         if isinstance(self.content, str):
             return self.content
-        return "\n".join(p.text for p in self.content if isinstance(p, TextPart))
+        return sep.join(p.text for p in self.content if isinstance(p, TextPart))
 
 
 class GenerationConfig(_Frozen):

@@ -265,9 +265,7 @@ def _message(message: Message) -> dict[str, Any]:
     if isinstance(message.content, str):
         return {"role": message.role, "content": message.content}
     if not any(isinstance(part, ImagePart) for part in message.content):
-        return {"role": message.role,
-                "content": "".join(part.text for part in message.content
-                                   if not isinstance(part, ImagePart))}
+        return {"role": message.role, "content": message.text("")}
     parts: list[dict[str, Any]] = []
     for part in message.content:
         if isinstance(part, ImagePart):
