@@ -155,3 +155,13 @@ def test_errors_unscored_partial_and_event_only_samples(logs: tuple[Path, Path],
     steps = trials["s3"].steps
     assert [s.source for s in steps] == ["user", "agent", "agent"]
     assert steps[1].tool_calls[0].name == "add" and steps[1].observations[0].text == "4"
+
+
+def test_a_run_that_scores_nothing_exits_non_zero_and_names_the_option(
+        logs: tuple[Path, Path], tmp_path: Path) -> None:
+    eval_log, _ = logs
+    out = runner.invoke(app, ["run", str(eval_log), str(eval_log), "--out",
+                              str(tmp_path / "run")])
+    assert out.exit_code == 2, out.output
+    last = " ".join(out.output.split())
+    assert "no trial scored (4 read)" in last and "add --model" in last

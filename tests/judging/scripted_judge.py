@@ -28,6 +28,18 @@ def _block(text: str, header: str) -> list[str]:
     return lines
 
 
+def requirement_units(text: str) -> list[str]:
+    """The requirement units a synthesis prompt lists (under its kind headings)."""
+    start = text.index("REQUIREMENT UNITS")
+    found = []
+    for line in text[start:].splitlines()[1:]:
+        if not line.strip():
+            break
+        if line.startswith("- "):
+            found.append(line[2:])
+    return found
+
+
 def outputs_by_step(text: str, *, echoes: bool = False) -> dict[int, str]:
     """A quote from each step's OUTPUT in the evidence view: its first line of environment
     text, as a careful model would cite (with ``echoes``, its first line even when that is
@@ -55,8 +67,7 @@ def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None,
     if title == "DraftChecklist":
         checks = [c for c in _block(text, "VERIFIER CHECK IDS (reference exactly these):")
                   if not c.startswith("(")]
-        reqs = [r for r in _block(text, "REQUIREMENT SENTENCES (quote or waive each):")
-                if not r.startswith("(")]
+        reqs = requirement_units(text)
         items = [{"id": f"C{i + 1}", "text": f"The outcome checked by {c} holds.",
                   "route": "assertion", "quotes": [], "checks": [c]}
                  for i, c in enumerate(checks)]

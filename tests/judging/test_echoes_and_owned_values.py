@@ -47,7 +47,7 @@ def test_values_the_task_owns_are_not_redacted_and_others_still_are(tmp_path: Pa
     out = runner.invoke(app, ["run", str(tasks), str(jobs), "--out", str(tmp_path / "run"),
                               "--model", "scripted/owned"], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
-    synthesis = [p for p in seen if "REQUIREMENT SENTENCES" in p and OWNED in p]
+    synthesis = [p for p in seen if "REQUIREMENT UNITS" in p and OWNED in p]
     assert synthesis, "the checklist writer sees the task's own value"
     judged = [p for p in seen if "<trajectory>" in p and "other_key=" in p]
     assert judged and all(f"key={OWNED}" in p for p in judged)

@@ -160,7 +160,7 @@ def test_run_without_a_model_on_the_examples(tmp_path: Path) -> None:
     assert harness["partial_credit"] == "" and harness["fusion"] == "none"
     passing = rows["csv-sales-summary__Qm4tR2a"]
     assert passing["partial_credit"] == "1.0" and passing["fusion"] == "pass_propagation"
-    assert len(passing["checklist_hash"]) == 64 and passing["rules"] == "gcpc-default@1.0"
+    assert len(passing["checklist_hash"]) == 64 and passing["rules"] == "gcpc-default@1.2"
     assert passing["judge_model"] == "verifier-evidence"
     again = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
                                 "--out", str(tmp_path)])

@@ -124,8 +124,8 @@ def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
 
 
 def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
-    """Citations by kind (output, action, claim, authored, not_found), and the labels downgraded
-    because no output was cited.
+    """Citations by kind (output, action, claim, authored, unspecific, not_found), and the
+    labels downgraded because no (specific) output was cited.
 
     >>> from agentcredit.schema import Citation
     >>> evidence_kinds([ItemJudgment(item_id="C1", label="yes", source="llm",
@@ -133,7 +133,7 @@ def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
     1
     """
     counts: Counter[str] = Counter({"output": 0, "action": 0, "claim": 0, "authored": 0,
-                                    "not_found": 0})
+                                    "unspecific": 0, "not_found": 0})
     for judgment in judgments:
         for citation in judgment.evidence:
             counts[citation.kind or "not_found"] += 1

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcredit.checklists.derive import derive_items
+from agentcredit.checklists.derive import derive_items, tested_words
 from agentcredit.checklists.freeze import file_name, freeze, make_checklist
 from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import Rules
@@ -36,7 +36,8 @@ def derive_checklist(task: Task, rules: Rules) -> Checklist | Rejection:
     if not task.checks:
         return Rejection(task.id, "no verifier checks to derive items from")
     items, waivers = derive_items(task, rules)
-    failures: list[GateFailure] = run_gates(items, waivers, task.instruction, task.checks, rules)
+    failures: list[GateFailure] = run_gates(items, waivers, task.instruction, task.checks, rules,
+                                            tested_words(task))
     if failures:
         return Rejection(task.id, "derived checklist fails gates", failures, 1)
     return make_checklist(task.id, items, waivers, rules, synthesizer="derived",

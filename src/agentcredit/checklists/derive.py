@@ -2,9 +2,11 @@
 
 One assertion-route item per verifier check (grouped when a verifier has more checks than
 the rules allow items). The statement comes from the check's docstring, else its
-assertion messages, else its name; the quote is the instruction sentence that best
-matches the check's words (lexical alignment weighted by rarity). Requirement sentences no
-check aligns with are waived with that reason, so derived checklists pass the same gates.
+assertion messages, else its name; the quote is the requirement unit (see
+:mod:`agentcredit.checklists.units`) that best matches the check's words (lexical alignment
+weighted by rarity). Units that no item quotes and no referenced check tests are waived,
+each with its kind, so that derived checklists pass the same gates and a user sees what a
+verifier-only checklist leaves to a model.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 
-from agentcredit.checklists.gates import requirement_sentences
+from agentcredit.checklists.gates import instruction_units, unit_covered_by
 from agentcredit.checklists.rules import Rules
-from agentcredit.checklists.text import normalize_text, sentences, words
+from agentcredit.checklists.text import sentences, words
 from agentcredit.formats.pytest_checks import strip_parameters
 from agentcredit.schema import ChecklistItem, Task, Waiver
 
 _LEAD = re.compile(r"^(?:test|check|verify|ensure|assert|make sure)s?\s+(?:that\s+)?",
                    re.IGNORECASE)
-WAIVER_REASON = "derived from the verifier alone: no verifier check aligns with this sentence"
+WAIVER_REASON = ("derived from the verifier alone: no verifier check aligns with or tests "
+                 "this requirement; only a model-written item can cover it")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,9 @@ class CheckFacts:
     name: str
     docstring: str | None
     messages: tuple[str, ...]
+    tested: frozenset[str] = frozenset()
+    """Identifiers, attribute names and string constants of the check's source, lower-case,
+    whole and split into words: what the check can be said to test."""
 
     def statement(self) -> str:
         """A requirement-level sentence for the check."""
@@ -83,9 +89,28 @@ def _walk(body: list[ast.stmt], prefix: list[str], out: dict[str, CheckFacts]) -
                 node.name.startswith("test"):
             messages = tuple(m for m in (_message(n) for n in ast.walk(node)) if m)
             facts = CheckFacts("::".join([*prefix, node.name]), node.name,
-                               ast.get_docstring(node), messages)
+                               ast.get_docstring(node), messages, _tested(node))
             out[facts.check_id] = facts
             out.setdefault(node.name, facts)  # TB1 parsers report bare names
+
+
+def _tested(node: ast.AST) -> frozenset[str]:
+    found: set[str] = set()
+    for sub in ast.walk(node):
+        text = sub.id if isinstance(sub, ast.Name) else sub.attr \
+            if isinstance(sub, ast.Attribute) else sub.value \
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) else None
+        if text and len(text) <= 200:
+            found.add(text.lower())
+            found.update(words(text))
+    return frozenset(found)
+
+
+def tested_words(task: Task) -> dict[str, frozenset[str]]:
+    """Per check id (parameters stripped), what its source tests (for the coverage audit:
+    :func:`agentcredit.checklists.gates.unit_covered_by`)."""
+    return {strip_parameters(check): facts.tested
+            for check, facts in check_facts(task).items()}
 
 
 def _message(node: ast.AST) -> str | None:
@@ -123,7 +148,8 @@ def best_quote(vocabulary: list[str], candidates: list[str]) -> str | None:
 def derive_items(task: Task, rules: Rules) -> tuple[list[ChecklistItem], list[Waiver]]:
     """The derived items and waivers of a task (no LLM)."""
     facts = check_facts(task)
-    candidates = [s.text for s in sentences(task.instruction)]
+    units = instruction_units(task.instruction, rules)
+    candidates = [u.text for u in units] or [s.text for s in sentences(task.instruction)]
     groups = _groups(list(dict.fromkeys(strip_parameters(c) for c in task.checks)), task,
                      rules.bounds.max_items)
     items: list[ChecklistItem] = []
@@ -140,10 +166,9 @@ def derive_items(task: Task, rules: Rules) -> tuple[list[ChecklistItem], list[Wa
         quote = best_quote(vocab, candidates)
         items.append(ChecklistItem(id=f"C{len(items) + 1}", text=text, route="assertion",
                                    quotes=(quote,) if quote else (), checks=tuple(group)))
-    quoted = {normalize_text(q) for item in items for q in item.quotes}
-    waivers = [Waiver(sentence=s, reason=WAIVER_REASON)
-               for s in requirement_sentences(task.instruction, rules)
-               if normalize_text(s) not in quoted]
+    tested = tested_words(task)
+    waivers = [Waiver(sentence=u.text, reason=f"{WAIVER_REASON} ({u.kind})")
+               for u in units if not unit_covered_by(u, items, tested)]
     return items, waivers
 
 

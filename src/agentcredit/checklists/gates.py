@@ -6,10 +6,11 @@ means the gate passed. :func:`run_gates` runs them all.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from agentcredit.checklists.rules import Rules
-from agentcredit.checklists.text import normalize_text, quote_in, sentences, words
+from agentcredit.checklists.text import normalize_text, quote_in, words
+from agentcredit.checklists.units import Unit, requirement_units
 from agentcredit.formats.pytest_checks import strip_parameters
 from agentcredit.gating import GateFailure
 from agentcredit.schema import ChecklistItem, Waiver
@@ -116,29 +117,69 @@ def gate_check_coverage(items: Sequence[ChecklistItem], checks: Sequence[str],
             if check not in referenced]
 
 
-def requirement_sentences(instruction: str, rules: Rules) -> list[str]:
-    """Sentences of the instruction that state requirements (by the rules' cues).
+def instruction_units(instruction: str, rules: Rules) -> list[Unit]:
+    """The requirement units the rules ask a checklist to answer for
+    (:mod:`agentcredit.checklists.units`).
 
     >>> from agentcredit.checklists.rules import load_rules
-    >>> requirement_sentences("It is sunny today. Don't touch the data. Write out.csv.",
-    ...                       load_rules())
+    >>> [u.text for u in instruction_units(
+    ...     "It is sunny today. Don't touch the data. Write out.csv.", load_rules())]
     ["Don't touch the data.", 'Write out.csv.']
     """
-    cues = [" " + " ".join(words(c, drop_stop=False)) + " " for c in
-            rules.coverage.requirement_cues]
-    verbs = {v.lower() for v in rules.coverage.imperative_verbs}
-    found: list[str] = []
-    for sentence in sentences(instruction):
-        tokens = words(sentence.text, drop_stop=False)
-        joined = " " + " ".join(tokens) + " "
-        if (tokens and tokens[0] in verbs) or any(cue in joined for cue in cues):
-            found.append(sentence.text)
-    return found
+    return requirement_units(instruction, rules.coverage.requirement_cues,
+                             rules.coverage.kinds(),
+                             frozenset(v.lower() for v in rules.coverage.imperative_verbs))
+
+
+def requirement_sentences(instruction: str, rules: Rules) -> list[str]:
+    """The texts of :func:`instruction_units` (what a checklist must quote or waive)."""
+    return [unit.text for unit in instruction_units(instruction, rules)]
+
+
+def unit_covered_by(unit: Unit, items: Sequence[ChecklistItem],
+                    tested: Mapping[str, frozenset[str]] | None = None) -> list[str]:
+    """The ids of the items that answer for a unit: an item quoting it (or quoted by it),
+    or an item referencing a check that tests it (the check's source holds the field's
+    name, or most of the unit's content words).
+
+    >>> item = ChecklistItem(id="C1", text="Mass is right.", route="assertion",
+    ...                      checks=("test_mass",))
+    >>> unit_covered_by(Unit("field", '"main_part_mass": 12.5', 0), [item],
+    ...                 {"test_mass": frozenset({"main_part_mass", "mass"})})
+    ['C1']
+    """
+    norm = normalize_text(unit.text)
+    found = [item.id for item in items for q in item.quotes
+             if (n := normalize_text(q)) and (n in norm or norm in n)]
+    if tested:
+        wanted = _tested_terms(unit)
+        for item in items:
+            known = frozenset().union(*(tested.get(strip_parameters(c), frozenset())
+                                        for c in item.checks))
+            if wanted and item.id not in found and _tests(wanted, known, unit.kind):
+                found.append(item.id)
+    return list(dict.fromkeys(found))
+
+
+def _tested_terms(unit: Unit) -> frozenset[str]:
+    if unit.kind == "field":
+        key = unit.text.split(":", 1)[0].strip(" `*\"'")
+        return frozenset({key.lower()}) if key else frozenset()
+    return frozenset(w for w in words(unit.text) if len(w) > 2)
+
+
+def _tests(wanted: frozenset[str], known: frozenset[str], kind: str) -> bool:
+    if kind == "field":
+        return wanted <= known
+    return len(wanted) >= 2 and len(wanted & known) >= 0.6 * len(wanted)
 
 
 def gate_requirement_coverage(items: Sequence[ChecklistItem], waivers: Sequence[Waiver],
-                              instruction: str, rules: Rules) -> list[GateFailure]:
-    """Every requirement sentence is quoted by an item or waived with a reason."""
+                              instruction: str, rules: Rules,
+                              tested: Mapping[str, frozenset[str]] | None = None,
+                              ) -> list[GateFailure]:
+    """Every requirement unit is quoted by an item, covered by an item referencing a check
+    that tests it, or waived with a reason."""
     out: list[GateFailure] = []
     for waiver in waivers:
         if not waiver.reason.strip():
@@ -148,14 +189,14 @@ def gate_requirement_coverage(items: Sequence[ChecklistItem], waivers: Sequence[
                                    f"waived sentence not in the instruction: {waiver.sentence!r}"))
     if not rules.coverage.every_requirement_covered:
         return out
-    quotes = [normalize_text(q) for item in items for q in item.quotes]
     waived = [normalize_text(w.sentence) for w in waivers if w.reason.strip()]
-    for sentence in requirement_sentences(instruction, rules):
-        norm = normalize_text(sentence)
-        if any(q and (q in norm or norm in q) for q in quotes + waived):
+    for unit in instruction_units(instruction, rules):
+        norm = normalize_text(unit.text)
+        if any(w and (w in norm or norm in w) for w in waived) or \
+                unit_covered_by(unit, items, tested):
             continue
         out.append(GateFailure(COVER_REQUIREMENTS, None,
-                               f"requirement neither covered nor waived: {sentence!r}"))
+                               f"{unit.kind} neither covered nor waived: {unit.text!r}"))
     return out
 
 
@@ -169,8 +210,10 @@ def gate_count(items: Sequence[ChecklistItem], rules: Rules) -> list[GateFailure
 
 
 def run_gates(items: Sequence[ChecklistItem], waivers: Sequence[Waiver], instruction: str,
-              checks: Sequence[str], rules: Rules) -> list[GateFailure]:
-    """Every gate, in a fixed order."""
+              checks: Sequence[str], rules: Rules,
+              tested: Mapping[str, frozenset[str]] | None = None) -> list[GateFailure]:
+    """Every gate, in a fixed order; ``tested`` gives, per check id, the words its source
+    tests (:func:`agentcredit.checklists.derive.tested_words`), for the coverage audit."""
     return [
         *gate_shape(items),
         *gate_quotes(items, instruction),
@@ -180,6 +223,6 @@ def run_gates(items: Sequence[ChecklistItem], waivers: Sequence[Waiver], instruc
         *gate_procedural(items, rules),
         *gate_duplicates(items, rules),
         *gate_check_coverage(items, checks, rules),
-        *gate_requirement_coverage(items, waivers, instruction, rules),
+        *gate_requirement_coverage(items, waivers, instruction, rules, tested),
         *gate_count(items, rules),
     ]

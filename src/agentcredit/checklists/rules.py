@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from agentcredit.checklists.units import UNIT_KINDS
 from agentcredit.errors import ConfigError, InputError
 from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema.base import first_error
@@ -23,6 +24,14 @@ class Coverage(_Strict):
     every_requirement_covered: bool = True
     requirement_cues: tuple[str, ...] = ()
     imperative_verbs: tuple[str, ...] = ()
+    unit_kinds: dict[str, bool] = Field(
+        default_factory=lambda: dict.fromkeys(UNIT_KINDS, True),
+        description="Which requirement-unit kinds the audit asks for (cue, imperative, "
+        "list_item, field, note); a kind set to false is not asked for.")
+
+    def kinds(self) -> tuple[str, ...]:
+        """The unit kinds switched on."""
+        return tuple(k for k in UNIT_KINDS if self.unit_kinds.get(k, True))
 
 
 class Bounds(_Strict):
@@ -39,6 +48,18 @@ class GateSettings(_Strict):
     near_duplicate_jaccard: float = Field(default=0.85, gt=0.0, le=1.0)
 
 
+class EvidenceRules(_Strict):
+    """When a cited quote is specific enough to count as evidence (the judge's quote check
+    and the turn verifier)."""
+
+    min_quote_chars: int = Field(default=6, ge=0, description=(
+        "Letters or digits of the environment's own text (echoes and tool labels taken "
+        "out) a quote must hold, unless it is a whole line of the step's output."))
+    max_step_share: float = Field(default=0.5, gt=0.0, le=1.0, description=(
+        "A quote found in more than this share of the log's steps with output (and in at "
+        "least 3 of them) proves nothing about one of them."))
+
+
 class Rules(_Strict):
     """A versioned rules file (YAML)."""
 
@@ -50,6 +71,7 @@ class Rules(_Strict):
     coverage: Coverage = Field(default_factory=Coverage)
     bounds: Bounds = Field(default_factory=Bounds)
     gates: GateSettings = Field(default_factory=GateSettings)
+    evidence: EvidenceRules = Field(default_factory=EvidenceRules)
 
     def ref(self) -> dict[str, str]:
         """``{"id", "version"}``, as frozen checklists record it."""
@@ -74,6 +96,10 @@ def load_rules(path: str | Path | None = None) -> Rules:
         raise ConfigError(str(exc)) from None
     except ValidationError as exc:
         raise ConfigError(f"{source}: {first_error(exc)}") from None
+    unknown = set(rules.coverage.unit_kinds) - set(UNIT_KINDS)
+    if unknown:
+        raise ConfigError(f"{source}: unknown unit kind {sorted(unknown)[0]!r} in "
+                          f"coverage.unit_kinds (known: {', '.join(UNIT_KINDS)})")
     missing = {"assertion", "generated", "judge"} - set(rules.routes)
     if missing:
         raise ConfigError(f"{source}: routes must define {', '.join(sorted(missing))}")

@@ -12,8 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentcredit.checklists.derive import tested_words
 from agentcredit.checklists.freeze import make_checklist
-from agentcredit.checklists.gates import requirement_sentences, run_gates
+from agentcredit.checklists.gates import instruction_units, run_gates
 from agentcredit.checklists.rules import Rules
 from agentcredit.gating import Deferred, Failed, GateFailure, Rejected, generate_gated
 from agentcredit.judging.evidence import shorten
@@ -23,7 +24,7 @@ from agentcredit.llm.types import Message
 from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
 
-PROMPT_VERSION = "gcpc-synth-1"
+PROMPT_VERSION = "gcpc-synth-2"
 MAX_VERIFIER_CHARS = 60_000
 MIN_FILE_CHARS = 400  # less of a file than this tells the model nothing useful
 MIN_VERIFIER_CHARS = 0  # the floor when fitting a window: the instruction and check ids only
@@ -83,23 +84,41 @@ def synthesis_messages(task: Task, rules: Rules, *,
         f"ROUTES\n{routes}\n\nCOVERAGE\n"
         + ("- Every verifier check id listed must be referenced by at least one item.\n"
            if rules.coverage.every_check_referenced else "")
-        + ("- Every requirement sentence listed must be quoted by an item, or waived with a "
-           "reason in `waivers`.\n" if rules.coverage.every_requirement_covered else "")
+        + ("- Every requirement unit listed must be quoted by an item, answered by an item "
+           "that references a check testing it, or waived with a reason in `waivers`.\n"
+           if rules.coverage.every_requirement_covered else "")
         + f"\nBOUNDS\nBetween {rules.bounds.min_items} and {rules.bounds.max_items} items.\n\n"
         "Answer with one JSON object: {\"items\": [{\"id\", \"text\", \"route\", \"quotes\", "
         "\"checks\"}], \"waivers\": [{\"sentence\", \"reason\"}]}."
     )
     verifier, note = _verifier_text(task, verifier_chars)
     checks = "\n".join(f"- {c}" for c in task.checks) or "(none: the verifier reports no checks)"
-    requirements = "\n".join(f"- {s}" for s in requirement_sentences(task.instruction, rules))
+    requirements = _units_by_kind(task, rules)
     user = (
         f"TASK ID: {task.id}\n\n<instruction>\n{task.instruction}\n</instruction>\n\n"
         f"<verifier>\n{verifier}\n</verifier>{note}\n\n"
         f"VERIFIER CHECK IDS (reference exactly these):\n{checks}\n\n"
-        f"REQUIREMENT SENTENCES (quote or waive each):\n{requirements or '(none found)'}\n\n"
+        "REQUIREMENT UNITS (quote each in an item, reference a check that tests it, or "
+        f"waive it with a reason):\n{requirements or '(none found)'}\n\n"
         "Write the checklist."
     )
     return [Message(role="system", content=system), Message(role="user", content=user)]
+
+
+_KIND_TITLES = {"cue": "sentences with a requirement cue", "imperative": "imperative sentences",
+                "list_item": "list items after a requirement lead-in",
+                "field": "fields of the output", "note": "tolerance, format and constraint notes"}
+
+
+def _units_by_kind(task: Task, rules: Rules) -> str:
+    """The instruction's requirement units, grouped by kind, for the synthesis prompt."""
+    units = instruction_units(task.instruction, rules)
+    blocks = []
+    for kind, title in _KIND_TITLES.items():
+        texts = [u.text for u in units if u.kind == kind]
+        if texts:
+            blocks.append(f"{title}:\n" + "\n".join(f"- {t}" for t in texts))
+    return "\n".join(blocks)
 
 
 def _verifier_text(task: Task, max_chars: int = MAX_VERIFIER_CHARS) -> tuple[str, str]:
@@ -149,13 +168,14 @@ async def synthesize(task: Task, model: Model, rules: Rules, *,
                      max_repairs: int = 2) -> Checklist | Rejection:
     """A gated checklist for ``task``, or the reason there is none."""
     drafts: list[tuple[list[ChecklistItem], list[Waiver]]] = []
+    tested = tested_words(task)
 
     def build(draft: DraftChecklist) -> tuple[list[ChecklistItem], list[Waiver]]:
         drafts.append(draft_to_items(draft))
         return drafts[-1]
 
     def gates(record: tuple[list[ChecklistItem], list[Waiver]]) -> list[GateFailure]:
-        return run_gates(record[0], record[1], task.instruction, task.checks, rules)
+        return run_gates(record[0], record[1], task.instruction, task.checks, rules, tested)
 
     messages = await fit_to_window(
         model, lambda chars: synthesis_messages(task, rules, verifier_chars=chars),

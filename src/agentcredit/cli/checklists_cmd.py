@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from agentcredit.checklists.build import build_checklists
+from agentcredit.checklists.derive import tested_words
 from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
 from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import load_rules
@@ -155,7 +156,7 @@ def check(
         task = by_id.get(checklist.task_id)
         if task is not None:
             failures += run_gates(checklist.items, checklist.waivers, task.instruction,
-                                  task.checks, rule_set)
+                                  task.checks, rule_set, tested_words(task))
         elif tasks:
             failures.append(GateFailure("G-TASK", None, "task not found among --tasks"))
         else:

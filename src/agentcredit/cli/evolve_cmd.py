@@ -79,6 +79,11 @@ def evolve_cmd(
                             progress=step)
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
+    _finish(console, result, rounds, h)
+
+
+def _finish(console: Console, result: EvolveResult, rounds: int, h: int) -> None:
+    """Print what the loop did; exit 1 when some groups failed, 2 when all did."""
     print_read_errors(console, result.read_errors)
     _print_reports(console, result, rounds, h)
     assert result.bank is not None

@@ -127,6 +127,8 @@ def judge(
     max_tokens: MaxTokensOpt = None,
     structured: StructuredOpt = "auto",
     context_tokens: ContextTokensOpt = None,
+    rules: Annotated[Path | None, typer.Option(
+        "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
@@ -140,7 +142,7 @@ def judge(
             base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
             redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
             prices=prices, evidence=evidence, progress=watched.progress,
-            status=watched.status)
+            status=watched.status, rules=rules)
     if result.stale_lock:
         console.print(f"[dim]took over a stale lock left by pid "
                       f"{q(result.stale_lock.get('pid'))}[/dim]")

@@ -80,12 +80,7 @@ def reward(
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
     _print_choices(console, result.read_errors, result.choices, result.skipped)
-    summary = result.summary
-    console.print(f"verified {len(summary.verified)}, resumed {len(summary.resumed)}, queued "
-                  f"{len(summary.deferred)}, failed {len(summary.failed)}, skipped "
-                  f"{len(result.skipped)}")
-    for trial_id, why in summary.failed.items():
-        console.print(f"  [red]x[/red] {q(trial_id)}: {q(why)}", soft_wrap=True)
+    _print_counts(console, result)
     if result.waiting is not None:
         console.print(f"waiting for the {q(result.waiting)} stage: agentcredit batch export "
                       f"--cache {q(result.cache_path)} --out requests.jsonl, send it, agentcredit "
@@ -93,8 +88,17 @@ def reward(
                       "command again with --batch until nothing is queued.")
         return
     _print_table(console, result)
-    if summary.failed:
+    if result.summary.failed:
         raise typer.Exit(1)
+
+
+def _print_counts(console: Console, result: RewardResult) -> None:
+    summary = result.summary
+    console.print(f"verified {len(summary.verified)}, resumed {len(summary.resumed)}, queued "
+                  f"{len(summary.deferred)}, failed {len(summary.failed)}, skipped "
+                  f"{len(result.skipped)}")
+    for trial_id, why in summary.failed.items():
+        console.print(f"  [red]x[/red] {q(trial_id)}: {q(why)}", soft_wrap=True)
 
 
 def _print_choices(console: Console, errors: list[ReadError], choices: dict[str, str],

@@ -74,9 +74,9 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
                          str(usage["task_owned_kept"])))
     kinds = summary.get("evidence_kinds") or {}
     if any(kinds.values()):
-        rows.append(("citations: output / action / claim / authored / not found",
+        rows.append(("citations: output / action / claim / authored / unspecific / not found",
                      f"{kinds['output']} / {kinds['action']} / {kinds['claim']} / "
-                     f"{kinds.get('authored', 0)} / "
+                     f"{kinds.get('authored', 0)} / {kinds.get('unspecific', 0)} / "
                      f"{kinds['not_found']}"))
         rows.append(("labels without output evidence (abstain)",
                      str(kinds["no_output_evidence"])))
@@ -108,6 +108,22 @@ def print_run(console: Console, result: RunResult) -> None:
         next_step(console, result.cache_path, queued=result.queued)
     finish(console, result.judged, result.failures[:len(result.failures)
                                                    - len(result.judged.failed)])
+    nothing_scored(console, result)
+
+
+def nothing_scored(console: Console, result: RunResult) -> None:
+    """Exit 2 with a one-line reason, and the option that would help, when trials were read
+    but none of them was scored (and nothing waits in a batch)."""
+    judged = result.judged
+    if not result.trials or judged.judged or judged.resumed or result.queued:
+        return
+    why = judged.skipped[0][1] if judged.skipped else "no trial could be judged"
+    hint = ("add --model provider/name: without a model, checklists are derived from the "
+            "verifiers' per-check results, and these tasks have none"
+            if result.model is None else "check that --tasks holds the trials' tasks")
+    console.print(f"[red]no trial scored[/red] ({result.trials} read): {q(escape(why))}; "
+                  f"{q(hint)}", soft_wrap=True)
+    raise typer.Exit(2)
 
 
 @dataclass

@@ -22,7 +22,9 @@ Pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from agentcredit.formats.join import normalize_text
 
@@ -39,6 +41,47 @@ _FORMAT_FIELD = re.compile(
 _QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
 _WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+# A character written as an escape: \x41, \101 (octal), \u0041 (printf, echo -e, Python).
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4}))")
+MARK = "[agent-authored] "
+"""The mark put before an output line the agent authored, in every view a model is shown."""
+
+
+@dataclass(frozen=True)
+class _Literal:
+    """One tool-call string, prepared once: its normalized forms (as written, and with its
+    character escapes decoded), its templates' fixed parts and the values it typed."""
+
+    texts: tuple[str, ...]
+    templates: tuple[tuple[str, ...], ...]
+    typed: frozenset[str]
+
+
+def _decoded(literal: str) -> str:
+    r"""The literal with its character escapes decoded (what printf or echo -e prints).
+
+    >>> _decoded(r"printf '\x35 p\141ssed'")
+    "printf '5 passed'"
+    """
+    def one(match: re.Match[str]) -> str:
+        hex2, octal, hex4 = match.groups()
+        return chr(int(hex2 or hex4, 16) if (hex2 or hex4) else int(octal, 8))
+    return _ESCAPE.sub(one, literal)
+
+
+@lru_cache(maxsize=8192)
+def _prepared(literal: str) -> _Literal:
+    variants = [literal] if "\\" not in literal else [literal, _decoded(literal)]
+    typed: set[str] = set()
+    templates: list[tuple[str, ...]] = []
+    for variant in variants:
+        # a format field's value is a number the agent typed, or any word of a command line
+        # (the arguments of printf); a long string (a file's content) lends only its numbers
+        typed |= set(_WORD.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
+        typed |= set(_NUMBER.findall(variant))
+        templates += [tuple(_chunks(t)) for t in _templates(variant)[1:] or [variant]]
+    return _Literal(tuple(dict.fromkeys(normalize_text(v) for v in variants)),
+                    tuple(templates), frozenset(typed))
 
 
 def _alnum(text: str) -> int:
@@ -61,20 +104,17 @@ def _chunks(template: str) -> list[str]:
     return sorted({p for p in parts if _alnum(p) >= MIN_CHUNK_CHARS}, key=len, reverse=True)
 
 
-def _from_template(line: str, literal: str) -> bool:
-    # a format field's value is a number the agent typed, or any word of a command line (the
-    # arguments of printf); a long string (a file's content) lends only its numbers
-    typed = set(_WORD.findall(literal)) if len(literal) <= MAX_COMMAND_CHARS else set()
-    numbers = set(_NUMBER.findall(literal)) | typed
-    for template in _templates(literal)[1:] or [literal]:
+def _from_template(line: str, literal: _Literal) -> bool:
+    for chunks in literal.templates:
         rest, covered = line, 0
-        for chunk in _chunks(template):
+        for chunk in chunks:
             if chunk in rest:
                 covered += _alnum(chunk) * rest.count(chunk)
                 rest = rest.replace(chunk, " ")
         if covered < max(MIN_TEMPLATE_CHARS, _alnum(line) / 2):
             continue
-        for value in sorted(numbers | set(_WORD.findall(template)), key=len, reverse=True):
+        words = literal.typed | {w for chunk in chunks for w in _WORD.findall(chunk)}
+        for value in sorted(words, key=len, reverse=True):
             rest = rest.replace(value, " ")  # a format field's value: typed by the agent
         if _alnum(rest) == 0:
             return True
@@ -99,6 +139,8 @@ def line_authored(line: str, literals: Sequence[str]) -> bool:
     True
     >>> line_authored("All 12 tests passed: OK", ["printf 'All %d tests passed: %s' 12 OK"])
     True
+    >>> line_authored("5 passed", ["printf '\\\\x35 p\\\\141ssed'"])  # escapes decoded
+    True
 
     What the environment computed is not:
 
@@ -114,11 +156,27 @@ def line_authored(line: str, literals: Sequence[str]) -> bool:
     """
     if _alnum(line) == 0:
         return False
-    for literal in literals:
-        text = normalize_text(literal)
-        if line in text:
-            return True
-    return any(_from_template(line, literal) for literal in literals)
+    prepared = [_prepared(literal) for literal in literals]
+    if any(line in text for literal in prepared for text in literal.texts):
+        return True
+    return any(_from_template(line, literal) for literal in prepared)
+
+
+def mark_authored(output: str, literals: Sequence[str],
+                  render: Callable[[str], str] = str) -> str:
+    """The output with :data:`MARK` before each line the agent authored (reachable from
+    its ``literals``), so that a model reading the view is not misled by it either; each
+    line is passed through ``render`` (the view's defusing) before it is marked.
+
+    >>> mark_authored("5 passed in 0.12s\\nreal 0m0.4s", ["printf '%d passed in 0.12s' 5"])
+    '[agent-authored] 5 passed in 0.12s\\nreal 0m0.4s'
+    """
+    lines = output.split("\n")
+    if not literals or not output.strip():
+        return "\n".join(render(line) for line in lines)
+    return "\n".join(
+        MARK + render(line) if line.strip() and line_authored(normalize_text(line), literals)
+        else render(line) for line in lines)
 
 
 def authored_residue(residue: str, literals: Sequence[str]) -> str:

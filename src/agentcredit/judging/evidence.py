@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
+from agentcredit.formats.join import normalize_text
+from agentcredit.judging.authored import MARK, mark_authored
 from agentcredit.schema import Step, Trial
 
 CHARS_PER_TOKEN = 4
@@ -38,6 +41,23 @@ class StepEvidence:
         """The agent's tool-call strings up to and including this step."""
         return self.literals[:self.literal_end]
 
+    @cached_property
+    def shown_output(self) -> str:
+        """The output as a model is shown it: defused (:func:`defuse`), and each line the
+        agent authored one step removed marked with
+        :data:`agentcredit.judging.authored.MARK` (computed once)."""
+        return mark_authored(self.output, self.written, defuse)
+
+    @cached_property
+    def output_lines(self) -> frozenset[str]:
+        """Each line of the output, normalized (computed once)."""
+        return frozenset(normalize_text(line) for line in self.output.splitlines())
+
+    @cached_property
+    def normalized_output(self) -> str:
+        """The output in the form quotes are matched in (computed once)."""
+        return normalize_text(self.output)
+
 
 @dataclass(frozen=True)
 class EvidenceView:
@@ -56,6 +76,7 @@ class EvidenceView:
 class _Plan:
     output_chars: int
     claim_chars: int
+    steps: dict[int, StepEvidence]
     show_claims: bool = True
     hidden_outputs: set[int] = field(default_factory=set)
 
@@ -123,7 +144,8 @@ def strings_in(value: object) -> list[str]:
 
 _TAGS = re.compile(r"<(/?)\s*(trajectory|checklist|task_instruction|instruction|rubric|"
                    r"verifier|file|trial|candidate)\b", re.IGNORECASE)
-_FORGED_LINE = re.compile(r"^(\s*)(\[step \d+\]|ACTION:|OUTPUT:|CLAIM \(|MESSAGE \(|"
+_FORGED_LINE = re.compile(r"^(\s*)(\[step \d+\]|\[agent-authored\]|ACTION:|OUTPUT:|"
+                          r"CLAIM \(|MESSAGE \(|"
                           r"(?:system|user|assistant)\s*:|<\|im_(?:start|end)\|>)",
                           re.MULTILINE)  # case kept: "Output:" is a real tool's label
 
@@ -143,8 +165,12 @@ def defuse(text: str) -> str:
 
 _MARKED = re.compile(r"<\|(?=/?\s*(?i:trajectory|checklist|task_instruction|instruction|"
                      r"rubric|verifier|file|trial|candidate)\b)|(?m:^(\s*)\|(?=\[step \d+\]|"
+                     r"\[agent-authored\]|"
                      r"ACTION:|OUTPUT:|CLAIM \(|MESSAGE \(|(?:system|user|assistant)\s*:|"
                      r"<\|im_))")
+
+
+_AUTHORED_MARK = re.compile(r"(?m)^(\s*)" + re.escape(MARK))
 
 
 def undefuse(text: str) -> str:
@@ -152,7 +178,11 @@ def undefuse(text: str) -> str:
 
     >>> undefuse("<|/trajectory>\\n|[step 9] agent") == "</trajectory>\\n[step 9] agent"
     True
+    >>> undefuse("[agent-authored] 5 passed\\n|[agent-authored] x") == (
+    ...     "5 passed\\n[agent-authored] x")
+    True
     """
+    text = _AUTHORED_MARK.sub(lambda m: m.group(1), text)
     return _MARKED.sub(lambda m: "<" if m.group(0).startswith("<") else (m.group(1) or ""),
                        text)
 
@@ -168,12 +198,12 @@ def _step_block(step: Step, plan: _Plan) -> str:
     action = action_text(step)
     if action:
         lines.append(f"ACTION: {defuse(shorten(action, plan.output_chars))}")
-    output = output_text(step)
+    output = plan.steps[number].shown_output
     if output.strip():
         if number in plan.hidden_outputs:
             lines.append(f"OUTPUT: [{len(output)} characters not shown to fit the budget]")
         else:
-            lines.append(f"OUTPUT:\n{defuse(shorten(output, plan.output_chars))}")
+            lines.append(f"OUTPUT:\n{shorten(output, plan.output_chars)}")
     return "\n".join(lines)
 
 
@@ -197,7 +227,8 @@ def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
     step's output re-renders that step only.
     """
     budget = budget_tokens * CHARS_PER_TOKEN - 400  # room for the note on what was left out
-    plan = _Plan(output_chars=output_chars, claim_chars=800)
+    steps = evidence_steps(trial)
+    plan = _Plan(output_chars=output_chars, claim_chars=800, steps=steps)
     dropped: list[str] = []
     blocks = _render_blocks(trial, plan)
     if _length(blocks) > budget:
@@ -227,7 +258,7 @@ def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
     if dropped:
         note = "NOTE: to fit the length budget this view leaves out: " + "; ".join(dropped)
         text = text.replace(TRAJECTORY_OPEN, f"{TRAJECTORY_OPEN}\n{note}", 1)
-    return EvidenceView(text=text, steps=evidence_steps(trial), dropped=tuple(dropped))
+    return EvidenceView(text=text, steps=steps, dropped=tuple(dropped))
 
 
 def _middle_out(numbers: list[int]) -> list[int]:

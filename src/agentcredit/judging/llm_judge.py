@@ -17,7 +17,7 @@ from agentcredit.judging.prompts import (
     holistic_messages,
     items_messages,
 )
-from agentcredit.judging.quotes import check_quotes
+from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, Specificity, check_quotes
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
 from agentcredit.schema import Checklist, ChecklistItem, Citation, ItemJudgment
@@ -32,8 +32,8 @@ class JudgeResult:
     failures: list[ModelFailure] = field(default_factory=list)
 
 
-def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer,
-                 view: EvidenceView, evidence: str) -> list[ItemJudgment]:
+def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer, view: EvidenceView,
+                 evidence: str, specificity: Specificity) -> list[ItemJudgment]:
     given = {a.item_id: a for a in answer.items}
     out: list[ItemJudgment] = []
     for item in items:
@@ -46,7 +46,8 @@ def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer,
             item_id=item.id, label=a.label, rationale=a.rationale, source="llm",
             reason="judge_abstained" if a.label == "abstain" else None,
             evidence=tuple(Citation(step=c.step, quote=c.quote) for c in a.evidence))
-        out.append(check_quotes(judgment, view.steps, evidence=evidence))
+        out.append(check_quotes(judgment, view.steps, evidence=evidence,
+                                specificity=specificity))
     return out
 
 
@@ -58,9 +59,10 @@ def _failed(items: list[ChecklistItem], failure: ModelFailure) -> list[ItemJudgm
 
 async def judge_trial(model: Model, checklist: Checklist, instruction: str,
                       view: EvidenceView, *, per_item: bool = False,
-                      config: GenerationConfig | None = None,
-                      evidence: str = "outputs") -> JudgeResult:
-    """Label every item of ``checklist`` from the evidence ``view``."""
+                      config: GenerationConfig | None = None, evidence: str = "outputs",
+                      specificity: Specificity = DEFAULT_SPECIFICITY) -> JudgeResult:
+    """Label every item of ``checklist`` from the evidence ``view``; citations are checked
+    against it (:func:`agentcredit.judging.quotes.check_quotes`)."""
     groups = [[item] for item in checklist.items] if per_item else [list(checklist.items)]
 
     async def one(items: list[ChecklistItem]) -> tuple[list[ItemJudgment],
@@ -71,7 +73,7 @@ async def judge_trial(model: Model, checklist: Checklist, instruction: str,
         if isinstance(result, ModelFailure):
             return _failed(items, result), result
         return _from_answer(items, ItemsAnswer.model_validate(result.parsed), view,
-                            evidence), result
+                            evidence, specificity), result
 
     outcome = JudgeResult(judgments=[])
     for judgments, response in await asyncio.gather(*(one(g) for g in groups)):

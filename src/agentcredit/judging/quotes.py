@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from agentcredit.formats.join import normalize_text
 from agentcredit.judging.authored import line_authored
@@ -18,6 +19,20 @@ EVIDENCE_MODES = ("outputs", "any")
 _MIN_OUTPUT_CHARS = 1
 # Echoed command pieces shorter than this are not cut out of the middle of a line.
 _MIN_PIECE = 3
+# A quote found in more than max_step_share of the steps counts as common only from this many.
+_MIN_COMMON_STEPS = 3
+
+
+@dataclass(frozen=True)
+class Specificity:
+    """When a quote found in an output is specific enough to be evidence (the rules file's
+    ``evidence`` section: :class:`agentcredit.checklists.rules.EvidenceRules`)."""
+
+    min_quote_chars: int = 6
+    max_step_share: float = 0.5
+
+
+DEFAULT_SPECIFICITY = Specificity()
 # A shell prompt (user@host:path# or $), a continuation ">", a trace "+", or a tool's label.
 _PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
 _LABELS = re.compile(r"\b(?:Command|Output|Stdout|Stderr|Directory):|</?(?:output|output_head|"
@@ -53,7 +68,8 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "$ wc -l a", "12 lines", "13")]
     ['output', 'action', 'action', 'claim', None]
     """
-    needle = normalize_text(undefuse(quote))
+    quote = undefuse(quote)
+    needle = normalize_text(quote)
     if not needle or step is None:
         return None
     if needle in normalize_text(step.action):
@@ -157,19 +173,63 @@ def _commands_of(action: str) -> tuple[str, ...]:
     return tuple(found)
 
 
-def classify(judgment: ItemJudgment, steps: dict[int, StepEvidence]) -> ItemJudgment:
+def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence],
+               rule: Specificity = DEFAULT_SPECIFICITY) -> str | None:
+    """Why an output quote proves nothing about its step, or None when it is specific.
+
+    A quote is specific when it holds ``min_quote_chars`` letters or digits of the
+    environment's own text, or is a whole line of the output, or all the step showed (so
+    that a short result such as ``42`` can be cited, but not a fragment of a longer line);
+    and when it is not found in more than ``max_step_share`` of the log's steps with output
+    (a line every step shows, such as ``Exit Code: 0``, proves nothing about one of them).
+
+    >>> log = {n: StepEvidence(n, f"bash wc{n}", f"$ wc{n}\\n{n} lines\\nExit Code: 0")
+    ...        for n in (1, 2, 3, 4)}
+    >>> [unspecific(q, log[2], log) for q in ("2 lines", "Exit Code: 0")]
+    [None, 'found in 4 of 4 steps with output']
+    >>> unspecific("2", log[2], log)
+    'holds 1 letters or digits of its own (fewer than 6) and is not a whole line'
+    >>> unspecific("42", StepEvidence(5, "bash cat n", "42"), {})  # all the step showed
+    """
+    quote = undefuse(quote)
+    needle = normalize_text(quote)
+    commands = step.commands or _commands_of(step.action)
+    own = sum(ch.isalnum() for ch in environment_text(quote, commands))
+    if own < rule.min_quote_chars and needle not in step.output_lines:
+        return (f"holds {own} letters or digits of its own (fewer than "
+                f"{rule.min_quote_chars}) and is not a whole line")
+    shown = [s for s in steps.values() if s.output.strip()]
+    found = sum(1 for s in shown if needle in s.normalized_output)
+    if found >= _MIN_COMMON_STEPS and found > rule.max_step_share * len(shown):
+        return f"found in {found} of {len(shown)} steps with output"
+    return None
+
+
+def evidence_kind(quote: str, cited: int, steps: Mapping[int, StepEvidence],
+                  rule: Specificity = DEFAULT_SPECIFICITY) -> EvidenceKind | None:
+    """:func:`citation_kind`, and ``unspecific`` for an output quote that proves nothing
+    about its step (:func:`unspecific`)."""
+    step = steps.get(cited)
+    kind = citation_kind(quote, step)
+    if kind == "output" and step is not None and unspecific(quote, step, steps, rule):
+        return "unspecific"
+    return kind
+
+
+def classify(judgment: ItemJudgment, steps: Mapping[int, StepEvidence],
+             rule: Specificity = DEFAULT_SPECIFICITY) -> ItemJudgment:
     """The judgment with the kind of every citation filled in."""
     if not judgment.evidence:
         return judgment
-    cited = tuple(c.model_copy(update={"kind": citation_kind(c.quote, steps.get(c.step))})
+    cited = tuple(c.model_copy(update={"kind": evidence_kind(c.quote, c.step, steps, rule)})
                   for c in judgment.evidence)
     return judgment.model_copy(update={"evidence": cited})
 
 
 def require_outputs(judgment: ItemJudgment) -> ItemJudgment:
-    """A Yes or No supported only by actions, claims or authored output becomes Abstain
-    (no_output_evidence): GCPC's evidence is what tools displayed of the world, not what
-    the agent did, said, or made a tool print."""
+    """A Yes or No supported only by actions, claims, authored or unspecific output becomes
+    Abstain (no_output_evidence): GCPC's evidence is what tools displayed of the world, not
+    what the agent did, said, or made a tool print, nor text that proves nothing."""
     if judgment.label == "abstain" or any(c.kind == "output" for c in judgment.evidence):
         return judgment
     kinds = sorted({c.kind or "not found" for c in judgment.evidence})
@@ -179,12 +239,14 @@ def require_outputs(judgment: ItemJudgment) -> ItemJudgment:
                      f"{judgment.rationale}"})
 
 
-def check_quotes(judgment: ItemJudgment, steps: dict[int, StepEvidence], *,
-                 evidence: str = "outputs") -> ItemJudgment:
+def check_quotes(judgment: ItemJudgment, steps: Mapping[int, StepEvidence], *,
+                 evidence: str = "outputs",
+                 specificity: Specificity = DEFAULT_SPECIFICITY) -> ItemJudgment:
     """Citations classified; Yes/No labels whose evidence is missing or not found become
-    Abstain (unverified); with ``evidence="outputs"`` those citing no output become Abstain
-    (no_output_evidence)."""
-    judgment = classify(judgment, steps)
+    Abstain (unverified); with ``evidence="outputs"`` those citing no specific output
+    become Abstain (no_output_evidence). A quote must lie within the one step it cites,
+    and that step must exist in the parsed trial."""
+    judgment = classify(judgment, steps, specificity)
     if judgment.label == "abstain":
         return judgment
     if judgment.evidence and all(citation_found(c.quote, steps.get(c.step))

@@ -4,7 +4,9 @@ Whatever the fine verifier answers, a criterion's states are rebuilt turn by tur
 
 - a state may rise above the previous turn's state only with at least one accepted
   citation: a quote found verbatim (normalised) in what the environment showed in the cited
-  step (a tool output, file content; not the agent's own command or message), and a cited
+  step (a tool output, file content; not the agent's own command or message, not output
+  the agent authored one step removed, not text too short or too common in the log to be
+  specific: :func:`agentcredit.judging.quotes.evidence_kind`), and a cited
   step no later than the turn's own step. Otherwise the state stays where it was (not
   raised) and the refusal is recorded in ``corrections``;
 - a state at or below the previous one is kept as given (lowering needs no proof);
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentcredit.judging.evidence import StepEvidence
-from agentcredit.judging.quotes import citation_kind
+from agentcredit.judging.quotes import evidence_kind
 from agentcredit.rewards.advantages import STATE_VALUES
 from agentcredit.rewards.prompts import FineAnswer, Quote, StateAnswer
 from agentcredit.schema import Citation, CriterionVerdict, EvidenceState, TurnState
@@ -79,8 +81,9 @@ def _citations(quotes: Sequence[Quote], step: int,
         cited, text = quote.step, quote.quote
         if cited > step:
             refused.append(f"step {step}: citation of later step {cited} refused")
-        elif (kind := citation_kind(text, evidence.get(cited))) != "output":
-            why = "not found" if kind is None else f"is the agent's own {kind}, not an output"
+        elif (kind := evidence_kind(text, cited, evidence)) != "output":
+            why = ("not found" if kind is None else "is not specific (too short or too common)"
+                   if kind == "unspecific" else f"is the agent's own {kind}, not an output")
             refused.append(f"step {step}: quote {why} in step {cited}: {text[:60]!r}")
         else:
             accepted.append(Citation(step=cited, quote=text))

@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import base64
 import mimetypes
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentcredit.judging.evidence import EvidenceView, action_text, defuse, output_text, shorten
+from agentcredit.judging.evidence import (
+    EvidenceView,
+    StepEvidence,
+    action_text,
+    defuse,
+    output_text,
+    shorten,
+)
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.schema import RubricCriterion, Step
 
-VERIFIER_PROMPT_VERSION = "skillrubric-verifier-2"
+VERIFIER_PROMPT_VERSION = "skillrubric-verifier-3"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 STATES_TEXT = (
@@ -24,7 +31,8 @@ STATES_TEXT = (
     "points to it), verified (evidence shown confirms it). A turn's state may use only "
     "evidence shown in that turn or earlier: later evidence never raises an earlier state. "
     "Tool outputs, file contents and images shown are evidence; the agent's own claims are "
-    "not."
+    "not, nor are output lines marked [agent-authored] (text the agent wrote itself and "
+    "had a tool print)."
 )
 
 
@@ -109,10 +117,12 @@ def coarse_messages(instruction: str, view: EvidenceView, turn_steps: Sequence[i
 
 def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
                   summaries: dict[int, str], steps: Sequence[Step], *,
-                  output_chars: int = 6_000, images: bool = True) -> list[Message]:
+                  output_chars: int = 6_000, images: bool = True,
+                  evidence: Mapping[int, StepEvidence] | None = None) -> list[Message]:
     """One call per group of criteria: their candidate turns, each turn's raw evidence once
     (its output cut to ``output_chars``, its action to a third of that, head and tail), and
-    the coarse summaries of the other turns as context."""
+    the coarse summaries of the other turns as context. With the trial's ``evidence``
+    steps, output lines the agent authored are marked as in the judge's view."""
     shown = {step.index + 1 for step in steps}
     context = "\n".join(f"- step {s}: {text}" for s, text in sorted(summaries.items())
                         if s not in shown) or "(every turn is shown below)"
@@ -126,9 +136,10 @@ def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
         action = action_text(step)
         if action:
             block += f"\nACTION: {defuse(shorten(action, max(80, output_chars // 3)))}"
-        output = output_text(step)
+        known = evidence.get(number) if evidence is not None else None
+        output = known.shown_output if known is not None else defuse(output_text(step))
         if output.strip():
-            block += f"\nOUTPUT:\n{defuse(shorten(output, output_chars))}"
+            block += f"\nOUTPUT:\n{shorten(output, output_chars)}"
         parts.append(TextPart(text=block))
         if images:
             parts += _images(step)

@@ -220,7 +220,8 @@ class _Fine:
         criteria = [self.by_id[i] for i in ids]
         messages = await fit_to_window(
             self.ask.model, lambda size: fine_messages(
-                self.instruction, criteria, self.summaries, shown, output_chars=size),
+                self.instruction, criteria, self.summaries, shown, output_chars=size,
+                evidence=self.evidence),
             chars, floor=FINE_MIN_CHARS)
         result = await self.ask(messages, FineGroupAnswer, "fine")
         if not isinstance(result, ModelResponse):

@@ -13,6 +13,7 @@ from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
+from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, Specificity
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.redact import task_owned_values, task_text
@@ -36,6 +37,7 @@ class JudgeOptions:
     retry_failed: bool = False
     generic: bool = False
     evidence: str = "outputs"
+    specificity: Specificity = DEFAULT_SPECIFICITY
 
 
 @dataclass
@@ -229,12 +231,13 @@ class _Judging:
         if trial.id not in self.done_llm:
             asks.append(self.judged_source(trial.id, "llm", judge_trial(
                 model, checklist, instruction, view, per_item=options.per_item,
-                config=self.config, evidence=options.evidence), checklist, window))
+                config=self.config, evidence=options.evidence,
+                specificity=options.specificity), checklist, window))
         if options.holistic and trial.id not in self.have_holistic:
             asks.append(self.holistic(trial.id, instruction, view, window))
         if options.generic and trial.id not in self.done_generic:
             generic = generic_checklist(trial.task_id or "")
             asks.append(self.judged_source(trial.id, "generic", judge_trial(
                 model, generic, instruction, view, config=self.config,
-                evidence=options.evidence), generic, window))
+                evidence=options.evidence, specificity=options.specificity), generic, window))
         return asks

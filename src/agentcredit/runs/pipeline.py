@@ -23,12 +23,12 @@ from agentcredit.analysis.agreement import evidence_kinds
 from agentcredit.analysis.analyze import analyze_store
 from agentcredit.checklists.build import BuildReport, build_checklists
 from agentcredit.checklists.freeze import load_checklists
-from agentcredit.checklists.rules import load_rules
+from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
 from agentcredit.errors import ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import EVIDENCE_MODES
+from agentcredit.judging.quotes import EVIDENCE_MODES, Specificity
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
@@ -149,15 +149,13 @@ async def score_async(
         store = RunStore(out)
         stamp_meta(store, {
             "command": "run", "tasks": str(tasks), "trials": str(trials),
-            "model": client.model_id if client else None, "seed": seed, "rules": rule_set.ref(),
-            "judge_prompt_version": JUDGE_PROMPT_VERSION,
-            "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
             "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-            "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence,
-            **client_provenance(client)})
+            **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
+                          budget_tokens=budget_tokens, evidence=evidence)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+                               retry_failed=retry_failed, generic=generic, evidence=evidence,
+                               specificity=specificity(rule_set))
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_list, checklists, task_list, options, progress,
                                   close=client is not model)
@@ -189,6 +187,23 @@ def client_provenance(client: ModelClient | None) -> dict[str, Any]:
     return {"endpoint": {**client.settings.record(), "structured_used": client.info.structured,
                          "window": client.info.context_tokens,
                          "window_source": client.info.context_source}}
+
+
+def _judge_meta(client: ModelClient | None, rules: Rules, *, seed: int, holistic: bool,
+                per_item: bool, budget_tokens: int, evidence: str) -> dict[str, Any]:
+    """What a run's provenance says of how it judged (model, seed, rules, prompts)."""
+    return {
+        "model": client.model_id if client else None, "seed": seed, "rules": rules.ref(),
+        "judge_prompt_version": JUDGE_PROMPT_VERSION,
+        "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
+        "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence,
+        "evidence_rules": rules.evidence.model_dump(), **client_provenance(client)}
+
+
+def specificity(rules: Rules) -> Specificity:
+    """The quote check's specificity rule from a rules file's ``evidence`` section."""
+    return Specificity(min_quote_chars=rules.evidence.min_quote_chars,
+                       max_step_share=rules.evidence.max_step_share)
 
 
 def check_options(model: object, evidence: str, **asked: bool) -> None:
@@ -229,8 +244,10 @@ async def judge_run_async(
     batch: bool = False, rpm: int | None = None, tpm: int | None = None,
     prices: Path | None = None, evidence: str = "outputs", progress: Progress | None = None,
     endpoint: EndpointSettings | None = None, status: RunStatus | None = None,
+    rules: Path | None = None,
 ) -> RunResult:
-    """Judging only, against checklists frozen earlier (see :func:`score_async`)."""
+    """Judging only, against checklists frozen earlier (see :func:`score_async`); ``rules``
+    gives the evidence section (what a specific quote is)."""
     out = Path(out)
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
@@ -241,20 +258,19 @@ async def judge_run_async(
                             tpm=tpm, prices=prices, endpoint=endpoint)
         progress = _watched(progress, status, client)
         frozen = load_checklists(Path(checklists))
+        rule_set = load_rules(rules)
         task_result = load([Path(tasks)]) if tasks else None
         trial_result = load([Path(trials)])
         task_list = task_result.tasks if task_result else []
         store = RunStore(out)
         stamp_meta(store, {
             "command": "judge", "trials": str(trials), "checklists": str(checklists),
-            "model": client.model_id if client else None, "seed": seed,
-            "judge_prompt_version": JUDGE_PROMPT_VERSION, "per_item": per_item,
-            "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
-            "budget_tokens": budget_tokens, "evidence": evidence,
-            **client_provenance(client)})
+            **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
+                          budget_tokens=budget_tokens, evidence=evidence)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence)
+                               retry_failed=retry_failed, generic=generic, evidence=evidence,
+                               specificity=specificity(rule_set))
         with summary_if_interrupted(out, "csv"):
             judged = await _judge(store, trial_result.trials, frozen, task_list, options,
                                   progress, close=client is not model)

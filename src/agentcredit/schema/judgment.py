@@ -9,7 +9,7 @@ from pydantic import Field
 from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
-EvidenceKind = Literal["output", "action", "claim", "authored"]
+EvidenceKind = Literal["output", "action", "claim", "authored", "unspecific"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
@@ -20,7 +20,9 @@ class Citation(Record):
     quote: str = Field(description="Verbatim text from that step's action or output.")
     kind: EvidenceKind | None = Field(
         default=None, description="output (a tool output or file content shown), action (the "
-        "agent's own command, code or arguments) or claim (its message); None: not found.")
+        "agent's own command, code or arguments), claim (its message), authored (output the "
+        "agent wrote itself one step removed: a claim), unspecific (output text too short or "
+        "too common in the log to prove anything); None: not found.")
 
 
 class ItemJudgment(Record):
