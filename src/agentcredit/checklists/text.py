@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from agentcredit.formats.join import normalize_text
 
 _WORD = re.compile(r"[a-z0-9]+")
-_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
+_SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9`\"'(\[])|\n+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+")
 STOP = frozenset({
     "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "by",

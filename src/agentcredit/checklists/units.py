@@ -39,6 +39,7 @@ _NOTE = re.compile(
     r"^\s*(?:\*\*)?(?:note|important|hint|tip|warning|caution)\b|\btoleran|\baccura|"
     r"\bwithin\s+[~±]?\d|\bdecimal places?\b|\bround(?:ed)?\s+to\b|\bprecision\b|"
     r"\bconsidered correct\b|\bcase[- ]insensitive\b|\bsignificant (?:digits|figures)\b|"
+    r"\bin the (?:following )?format\b(?!:)|"
     r"\b(?:at (?:least|most)|no more than|up to)\s+\d", re.IGNORECASE)
 _OUTPUT_LEAD = re.compile(
     r"\b(?:output|format|schema|structure|result|report|json|yaml|csv|fields?|keys?|columns?|"
@@ -48,7 +49,7 @@ _INFO_LEAD = re.compile(
     r"resources?|references?|you have access|there (?:is|are)|contains?|includes?)\b",
     re.IGNORECASE)
 _REQUIREMENT_LEAD = re.compile(
-    r"\b(?:requirements?|must|should|need|needs|required|steps?|tasks?|deliverables?|"
+    r"\b(?:requirements?|must|should|need|needs|required|steps?|tasks?|deliverables?|want|"
     r"outputs?|expected|constraints?|rules|specifications?|goals?|objectives?|instructions|"
     r"to do|have to|make sure|ensure|implement|create|write|following)\b", re.IGNORECASE)
 _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "will", "would", "can",
@@ -103,7 +104,13 @@ def is_imperative(sentence: str, extra: frozenset[str] = frozenset()) -> bool:
     return not any(w in _FINITE for w in following)
 
 
+_HINT = re.compile(r"\b(?:may|might|could)\s+(?:also\s+)?need\b", re.IGNORECASE)
+_REQUEST = re.compile(r"^\W*(?:can|could|would|will)\s+you\b|^\W*please\b", re.IGNORECASE)
+
+
 def _has_cue(text: str, cues: tuple[str, ...]) -> bool:
+    if _HINT.search(text):
+        return False  # "You may need to ..." is a hint, not a requirement
     joined = " " + " ".join(words(text, drop_stop=False)) + " "
     return any(" " + " ".join(words(c, drop_stop=False)) + " " in joined for c in cues)
 
@@ -113,7 +120,8 @@ def _prose_kind(text: str, cues: tuple[str, ...], verbs: frozenset[str]) -> str 
         return "note"
     if _has_cue(text, cues):
         return "cue"
-    if is_imperative(text, verbs):
+    if _REQUEST.search(text) or any(is_imperative(clause, verbs)
+                                    for clause in re.split(r";\s+", text)):
         return "imperative"
     return None
 
