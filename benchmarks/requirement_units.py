@@ -2,11 +2,12 @@
 
 ``benchmarks/data/requirement_units.yaml`` holds, for real instructions of
 ``../shared/corpus``, the units written by hand, in two groups: ``tuned`` (the extractor was
-adjusted while looking at them) and ``held_out`` (labelled before it was run on them). A predicted unit matches a hand-written one
-when, normalized, one contains the other and the shorter is at least half the longer. It
-prints precision and recall overall (targets: recall >= 0.95, precision >= 0.9) and per
-kind (recall by the hand-written kind, precision by the predicted kind), then every miss and
-every extra unit. ``python benchmarks/requirement_units.py``
+adjusted while looking at them) and ``held_out`` (labelled before it was run on them, never
+tuned on). A predicted unit matches a hand-written one when, normalized, one contains the
+other and the shorter is at least half the longer. It prints precision and recall overall
+(targets: recall >= 0.95, precision >= 0.9) and per kind (recall by the hand-written kind,
+precision by the predicted kind), then every miss and every extra unit.
+``python benchmarks/requirement_units.py``
 """
 
 from __future__ import annotations

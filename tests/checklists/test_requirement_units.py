@@ -3,6 +3,7 @@ requirement lead-in, output fields, tolerance notes and imperatives with any ver
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,30 @@ def test_a_unit_is_answered_by_a_quote_a_check_that_tests_it_or_a_waiver() -> No
     items, waivers = derive.derive_items(task, rules)
     assert not [f for f in run_gates(items, waivers, INSTRUCTION, task.checks, rules,
                                      derive.tested_words(task)) if f.code == COVER_REQUIREMENTS]
-    assert any("piece_count" in w.sentence and w.reason.endswith("(field)") for w in waivers)
+    assert not waivers
+    marked = {item.quotes[0]: item for item in items if item.needs_model}
+    field = marked["`piece_count`: connected pieces found in the scan"]
+    assert field.route == "generated" and not field.checks and "(field)" in field.text
+    assert '"bracket_weight": 812.5' not in marked  # test_weight tests it
+    assert all(not item.needs_model for item in items if item.checks)
+
+
+def test_derived_items_for_a_model_stay_in_the_bound_and_judge_abstain() -> None:
+    from agentcredit.checklists.build import derive_checklist
+    from agentcredit.judging.verifier_judge import verifier_judgments
+
+    task = _task()
+    tight = load_rules().model_copy(update={"bounds": load_rules().bounds.model_copy(
+        update={"max_items": 4})})
+    items, waivers = derive.derive_items(task, tight)
+    assert len(items) == 4 and waivers
+    assert all("over the rules' bound of 4 items" in w.reason for w in waivers)
+    checklist = derive_checklist(task, load_rules())
+    labels = verifier_judgments(checklist, {c: "passed" for c in task.checks})  # type: ignore[arg-type]
+    assert {j.reason for j, i in zip(labels, checklist.items, strict=True)  # type: ignore[union-attr]
+            if i.needs_model} == {"needs_model"}
+    plain = ChecklistItem(id="C1", text="x", route="assertion", checks=("a",))
+    assert "needs_model" not in plain.model_dump(mode="json")  # old hashes unchanged
 
 
 def test_the_synthesis_prompt_lists_units_grouped_by_kind() -> None:
@@ -116,3 +140,39 @@ def test_the_synthesis_prompt_lists_units_grouped_by_kind() -> None:
     assert "list items after a requirement lead-in:\n- Parse the binary STL" in block
     assert 'fields of the output:\n- "bracket_weight": 812.5' in block
     assert "tolerance, format and constraint notes:\n- NOTE:" in block
+
+
+def _harbor_task(root: Path) -> Path:
+    folder = root / "tasks" / "bracket"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "instruction.md").write_text(INSTRUCTION)
+    (folder / "task.toml").write_text('version = "1.0"\n[metadata]\ndifficulty = "easy"\n')
+    (folder / "tests" / "test_outputs.py").write_text("import json\n" + VERIFIER)
+    (folder / "tests" / "test.sh").write_text("pytest /tests/test_outputs.py\n")
+    return folder.parent
+
+
+def test_show_and_the_report_say_which_items_answer_which_units(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from agentcredit.checklists.build import COVERAGE
+    from agentcredit.cli.app import app
+    from agentcredit.report.build import requirement_views
+
+    runner = CliRunner()
+    tasks, out = _harbor_task(tmp_path), tmp_path / "checklists"
+    assert runner.invoke(app, ["checklists", "build", str(tasks), "--out", str(out)]
+                         ).exit_code == 0
+    recorded = {u["text"]: u for u in json.loads((out / COVERAGE).read_text())["bracket"]}
+    assert recorded['"bracket_weight": 812.5']["items"] == ["C1"]  # test_weight tests it
+    assert recorded["Parse the binary STL and keep the largest connected piece."]["items"]
+    shown = runner.invoke(app, ["checklists", "show", str(out / "bracket.json")],
+                          env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and "requirement units" in shown.output
+    assert "needs a model" in shown.output and "piece_count" in shown.output
+    from agentcredit.checklists.freeze import load_checklists
+
+    frozen = {c.hash: c for c in load_checklists(out).values()}
+    [view] = requirement_views(out / COVERAGE, frozen)
+    assert view["total"] == len(recorded) and view["for_model"] >= 1
+    assert any(r["answer"] == "C1" for r in view["rows"])

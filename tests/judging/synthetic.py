@@ -15,7 +15,7 @@ def write_task(root: Path, name: str = "synthetic-task") -> Path:
     (folder / "tests").mkdir(parents=True, exist_ok=True)
     sentences = [f"Property {i} of `/app/result_{i}.txt` must hold value {i * 7}."
                  for i in range(10)]
-    (folder / "instruction.md").write_text("Produce the result files.\n" + "\n".join(sentences))
+    (folder / "instruction.md").write_text("Ten result files are checked.\n" + "\n".join(sentences))
     (folder / "task.toml").write_text('version = "1.0"\n[metadata]\ndifficulty = "easy"\n')
     tests = ["class TestOutput:"]
     for i in range(10):
@@ -37,7 +37,7 @@ def write_trials(root: Path, count: int, *, steps: int = 30, task: str = "synthe
         (folder / "agent").mkdir(parents=True, exist_ok=True)
         (folder / "verifier").mkdir(exist_ok=True)
         passed = [rng.random() < 0.7 for _ in CHECKS]
-        out = [{"step_id": 1, "source": "user", "message": "Produce the result files."}]
+        out = [{"step_id": 1, "source": "user", "message": "Ten result files are checked."}]
         for i in range(2, steps + 2):
             k = i % 10
             out.append({

@@ -222,7 +222,9 @@ def test_skillsbench_sample_without_a_model(corpus: Path, tmp_path: Path) -> Non
     before = RunStore(tmp_path).judgments("verifier")[("sales-pivot-analysis__KvDpiKB",
                                                        "verifier")]
     labels = [j.label for j in before]
-    assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 1)
+    assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 2)
+    reasons = sorted(j.reason for j in before if j.label == "abstain")
+    assert reasons == ["check_skipped", "needs_model"]  # one unit no check tests
 
 
 def test_score_exports_parquet(tmp_path: Path) -> None:

@@ -9,15 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcredit.checklists.derive import derive_items, tested_words
-from agentcredit.checklists.freeze import file_name, freeze, make_checklist
-from agentcredit.checklists.gates import run_gates
+from agentcredit.checklists.freeze import file_name, freeze, make_checklist, read_checklist
+from agentcredit.checklists.gates import run_gates, unit_coverage
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.synthesize import Rejection, synthesize
+from agentcredit.errors import InputError
 from agentcredit.gating import GateFailure
+from agentcredit.hashing import atomic_write
 from agentcredit.llm.client import Model
 from agentcredit.schema import Checklist, Task
 
 REJECTIONS = "rejections"
+COVERAGE = Path("coverage") / "requirements.json"
+"""Under a checklists folder: every task's requirement units and what answers them."""
 
 
 @dataclass
@@ -66,7 +70,32 @@ async def build_checklists(
             progress(task.id)
 
     await asyncio.gather(*(one(task) for task in tasks))
+    write_coverage(out, tasks, rules)
     return report
+
+
+def write_coverage(out: Path, tasks: list[Task], rules: Rules) -> Path | None:
+    """``out/coverage/requirements.json``: for each task with a frozen checklist in ``out``, every
+    requirement unit of its instruction and the items (or waiver) that answer it; what
+    ``checklists show`` and the report print. Units of earlier tasks not in ``tasks`` are
+    kept."""
+    path = out / COVERAGE
+    if not out.is_dir():
+        return None
+    path.parent.mkdir(exist_ok=True)
+    try:
+        table = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except (OSError, ValueError):
+        table = {}
+    for task in tasks:
+        try:
+            checklist = read_checklist(out / file_name(task.id))
+        except InputError:
+            continue
+        table[task.id] = [c.as_dict() for c in unit_coverage(
+            checklist.items, checklist.waivers, task.instruction, rules, tested_words(task))]
+    atomic_write(path, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+    return path
 
 
 def _record(report: BuildReport, task: Task, result: Checklist | Rejection, out: Path,

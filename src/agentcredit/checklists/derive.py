@@ -4,9 +4,10 @@ One assertion-route item per verifier check (grouped when a verifier has more ch
 the rules allow items). The statement comes from the check's docstring, else its
 assertion messages, else its name; the quote is the requirement unit (see
 :mod:`agentcredit.checklists.units`) that best matches the check's words (lexical alignment
-weighted by rarity). Units that no item quotes and no referenced check tests are waived,
-each with its kind, so that derived checklists pass the same gates and a user sees what a
-verifier-only checklist leaves to a model.
+weighted by rarity). Units that no item quotes and no referenced check tests become
+``generated`` items marked ``needs_model`` (waived past the rules' item bound), so that
+derived checklists pass the same gates and a user sees what a verifier-only checklist leaves
+to a model.
 """
 
 from __future__ import annotations
@@ -20,14 +21,15 @@ from dataclasses import dataclass
 
 from agentcredit.checklists.gates import instruction_units, unit_covered_by
 from agentcredit.checklists.rules import Rules
-from agentcredit.checklists.text import sentences, words
+from agentcredit.checklists.text import normalize_text, sentences, words
+from agentcredit.checklists.units import Unit
 from agentcredit.formats.pytest_checks import strip_parameters
 from agentcredit.schema import ChecklistItem, Task, Waiver
 
 _LEAD = re.compile(r"^(?:test|check|verify|ensure|assert|make sure)s?\s+(?:that\s+)?",
                    re.IGNORECASE)
 WAIVER_REASON = ("derived from the verifier alone: no verifier check aligns with or tests "
-                 "this requirement; only a model-written item can cover it")
+                 "this requirement")
 
 
 @dataclass(frozen=True)
@@ -166,9 +168,29 @@ def derive_items(task: Task, rules: Rules) -> tuple[list[ChecklistItem], list[Wa
         quote = best_quote(vocab, candidates)
         items.append(ChecklistItem(id=f"C{len(items) + 1}", text=text, route="assertion",
                                    quotes=(quote,) if quote else (), checks=tuple(group)))
-    tested = tested_words(task)
-    waivers = [Waiver(sentence=u.text, reason=f"{WAIVER_REASON} ({u.kind})")
-               for u in units if not unit_covered_by(u, items, tested)]
+    return _for_model(items, units, tested_words(task), rules)
+
+
+def _for_model(items: list[ChecklistItem], units: list[Unit],
+               tested: dict[str, frozenset[str]], rules: Rules,
+               ) -> tuple[list[ChecklistItem], list[Waiver]]:
+    """The units no item quotes and no referenced check tests, as ``generated`` items marked
+    ``needs_model`` (a user sees what a verifier-only checklist misses, and a model judging
+    the checklist has them to judge); units beyond the rules' item bound are waived."""
+    waivers: list[Waiver] = []
+    seen: set[str] = set()
+    for unit in units:
+        if unit_covered_by(unit, items, tested) or normalize_text(unit.text) in seen:
+            continue
+        seen.add(normalize_text(unit.text))
+        if len(items) >= rules.bounds.max_items:
+            waivers.append(Waiver(sentence=unit.text, reason=f"{WAIVER_REASON} ({unit.kind}; "
+                                  f"over the rules' bound of {rules.bounds.max_items} items)"))
+            continue
+        text = _distinct(f"As the instruction requires ({unit.kind}): {unit.text}",
+                         "", items, rules)
+        items.append(ChecklistItem(id=f"C{len(items) + 1}", text=text, route="generated",
+                                   quotes=(unit.text,), needs_model=True))
     return items, waivers
 
 

@@ -7,6 +7,7 @@ means the gate passed. :func:`run_gates` runs them all.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.text import normalize_text, quote_in, words
@@ -174,6 +175,46 @@ def _tests(wanted: frozenset[str], known: frozenset[str], kind: str) -> bool:
     return len(wanted) >= 2 and len(wanted & known) >= 0.6 * len(wanted)
 
 
+@dataclass(frozen=True)
+class UnitCoverage:
+    """How a checklist answers for one requirement unit."""
+
+    unit: Unit
+    items: tuple[str, ...]
+    """Ids of the items that quote it or reference a check that tests it."""
+    waiver: str | None
+    """The reason it was waived, if it was."""
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.items) or self.waiver is not None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.unit.kind, "text": self.unit.text, "start": self.unit.start,
+                "items": list(self.items), "waiver": self.waiver}
+
+
+def unit_coverage(items: Sequence[ChecklistItem], waivers: Sequence[Waiver], instruction: str,
+                  rules: Rules, tested: Mapping[str, frozenset[str]] | None = None,
+                  ) -> list[UnitCoverage]:
+    """Every requirement unit of the instruction with the items and waiver that answer it.
+
+    >>> from agentcredit.checklists.rules import load_rules
+    >>> item = ChecklistItem(id="C1", text="Out exists.", route="generated",
+    ...                      quotes=("Write out.csv.",))
+    >>> [(c.unit.text, c.items) for c in unit_coverage([item], [], "Write out.csv.",
+    ...                                                  load_rules())]
+    [('Write out.csv.', ('C1',))]
+    """
+    reasons = {normalize_text(w.sentence): w.reason for w in waivers if w.reason.strip()}
+    found = []
+    for unit in instruction_units(instruction, rules):
+        norm = normalize_text(unit.text)
+        waiver = next((r for w, r in reasons.items() if w and (w in norm or norm in w)), None)
+        found.append(UnitCoverage(unit, tuple(unit_covered_by(unit, items, tested)), waiver))
+    return found
+
+
 def gate_requirement_coverage(items: Sequence[ChecklistItem], waivers: Sequence[Waiver],
                               instruction: str, rules: Rules,
                               tested: Mapping[str, frozenset[str]] | None = None,
@@ -189,14 +230,10 @@ def gate_requirement_coverage(items: Sequence[ChecklistItem], waivers: Sequence[
                                    f"waived sentence not in the instruction: {waiver.sentence!r}"))
     if not rules.coverage.every_requirement_covered:
         return out
-    waived = [normalize_text(w.sentence) for w in waivers if w.reason.strip()]
-    for unit in instruction_units(instruction, rules):
-        norm = normalize_text(unit.text)
-        if any(w and (w in norm or norm in w) for w in waived) or \
-                unit_covered_by(unit, items, tested):
-            continue
-        out.append(GateFailure(COVER_REQUIREMENTS, None,
-                               f"{unit.kind} neither covered nor waived: {unit.text!r}"))
+    for covered in unit_coverage(items, waivers, instruction, rules, tested):
+        if not covered.answered:
+            out.append(GateFailure(COVER_REQUIREMENTS, None, f"{covered.unit.kind} neither "
+                                   f"covered nor waived: {covered.unit.text!r}"))
     return out
 
 

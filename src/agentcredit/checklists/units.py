@@ -44,6 +44,8 @@ _NOTE = re.compile(
 _OUTPUT_LEAD = re.compile(
     r"\b(?:output|format|schema|structure|result|report|json|yaml|csv|fields?|keys?|columns?|"
     r"like this|following|should (?:look|be)|must (?:look|be|have|contain))\b", re.IGNORECASE)
+_OUTPUT_STRICT = re.compile(r"\b(?:output|result|answer|report)\b", re.IGNORECASE)
+_JSON_FIELD = re.compile(r"^\s*\"[^\"\n]{1,80}\"\s*:\s*\S")
 _INFO_LEAD = re.compile(
     r"\b(?:input|inputs|available|given|provided|example|examples|background|context|hints?|"
     r"resources?|references?|you have access|there (?:is|are)|contains?|includes?)\b",
@@ -51,7 +53,8 @@ _INFO_LEAD = re.compile(
 _REQUIREMENT_LEAD = re.compile(
     r"\b(?:requirements?|must|should|need|needs|required|steps?|tasks?|deliverables?|want|"
     r"outputs?|expected|constraints?|rules|specifications?|goals?|objectives?|instructions|"
-    r"to do|have to|make sure|ensure|implement|create|write|following)\b", re.IGNORECASE)
+    r"to do|have to|make sure|ensure|implement|create|write|following|as follows)\b",
+    re.IGNORECASE)
 _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "will", "would", "can",
                      "could", "may", "might", "shall", "should", "must", "contains", "contain",
                      "includes", "include", "lives", "live", "exists", "exist", "runs", "uses",
@@ -78,9 +81,11 @@ def verb_lexicon() -> frozenset[str]:
 
 
 _OPENER = re.compile(r"^(?:(?:then|finally|next|first|also|please|additionally|lastly|now|"
-                     r"second|third|afterwards|and)\b[,]?\s+)+", re.IGNORECASE)
+                     r"second|third|afterwards|and|just|step\s*\d+\s*[:.)-]?)(?![\w-])"
+                     r"[,:]?\s*)+", re.IGNORECASE)
 _CLAUSE = re.compile(r"^(?:to|if|when|once|after|before|for|in|using|given|with|while|"
-                     r"where|since|because|as)\b[^,;:]{0,120},\s*", re.IGNORECASE)
+                     r"where|since|because|as|starting|from|on)\b[^,;:]{0,120},\s*",
+                     re.IGNORECASE)
 
 
 def is_imperative(sentence: str, extra: frozenset[str] = frozenset()) -> bool:
@@ -92,8 +97,10 @@ def is_imperative(sentence: str, extra: frozenset[str] = frozenset()) -> bool:
     ...  "To provide the answer, write it to /app/a.txt.", "Finally, run the tests.")]
     [True, True, False, False, False, True, True]
     """
+    if _KEY_VALUE.match(sentence) and not re.match(r"^\W*step\s*\d", sentence, re.I):
+        return False  # "output": a path -- a field of a format, not a command
     body = re.sub(r"^[\s*_`>#\"'(\[]+", "", sentence)
-    body = _CLAUSE.sub("", _OPENER.sub("", body), count=1)
+    body = _OPENER.sub("", _CLAUSE.sub("", _OPENER.sub("", body), count=1))
     first = re.match(r"[A-Za-z][a-z-]*", body)
     if first is None or body[first.end():first.end() + 1] == ":":
         return False
@@ -104,13 +111,22 @@ def is_imperative(sentence: str, extra: frozenset[str] = frozenset()) -> bool:
     return not any(w in _FINITE for w in following)
 
 
-_HINT = re.compile(r"\b(?:may|might|could)\s+(?:also\s+)?need\b", re.IGNORECASE)
+# Hedged or permissive wording: a hint or an allowance, not a requirement.
+_HINT = re.compile(r"\b(?:may|might|could)\s+(?:also\s+)?(?:need|include)\b|\bno need\b",
+                   re.IGNORECASE)
+# "The data is in `/root/x.csv`": where an input lives, not what to do.
+_LOCATION = re.compile(r"\b(?:is|are)\s+(?:located\s+|stored\s+|given\s+)?(?:in|at|under)\s+"
+                       r"[`'\"/]", re.IGNORECASE)
+_STRONG = re.compile(r"\b(?:must|should|need to|needs to|have to|has to)\b", re.IGNORECASE)
+_KEY_VALUE = re.compile(r"^\W*[\w.-]+\W*:\s*\S")
 _REQUEST = re.compile(r"^\W*(?:can|could|would|will)\s+you\b|^\W*please\b", re.IGNORECASE)
 
 
 def _has_cue(text: str, cues: tuple[str, ...]) -> bool:
     if _HINT.search(text):
         return False  # "You may need to ..." is a hint, not a requirement
+    if _LOCATION.search(text) and not _STRONG.search(text):
+        return False  # "The required information is in `x.json`" says where, not what
     joined = " " + " ".join(words(text, drop_stop=False)) + " "
     return any(" " + " ".join(words(c, drop_stop=False)) + " " in joined for c in cues)
 
@@ -120,9 +136,9 @@ def _prose_kind(text: str, cues: tuple[str, ...], verbs: frozenset[str]) -> str 
         return "note"
     if _has_cue(text, cues):
         return "cue"
-    if _REQUEST.search(text) or any(is_imperative(clause, verbs)
-                                    for clause in re.split(r";\s+", text)):
-        return "imperative"
+    if _REQUEST.search(text) or text.rstrip(" *_").endswith("?") or any(
+            is_imperative(clause, verbs) for clause in re.split(r";\s+", text)):
+        return "imperative"  # a command, a request or a question to answer
     return None
 
 
@@ -163,6 +179,7 @@ class _Extractor:
         self.lead = ""  # the last prose line (or heading) before the current position
         self.in_list = False
         self.list_counts = False
+        self.fields_open = False  # an output lead-in whose unfenced "key": value lines follow
 
     def add(self, kind: str, line: _Line, piece: str) -> None:
         unit = _verbatim(line, piece)
@@ -180,6 +197,10 @@ class _Extractor:
         if not self.in_list:
             self.list_counts = self._lead_requires()
             self.in_list = True
+            last = self.units[-1] if self.units else None
+            if self.list_counts and last is not None and last.kind == "cue" and \
+                    last.text == self.lead and last.text.rstrip().endswith(":"):
+                self.units.pop()  # "The essays I want are:": its items are the units
         if self.list_counts:
             kind = "field" if _FIELD_ITEM.match(body) else \
                 _prose_kind(body, self.cues, self.verbs) if _NOTE.search(body) else "list_item"
@@ -194,23 +215,32 @@ class _Extractor:
         lead = self.lead
         if not lead:
             return False
-        if _INFO_LEAD.search(lead) and not _has_cue(lead, self.cues) \
+        cue = _has_cue(_HINT.sub("need", lead), self.cues)  # "that need X may include:"
+        if _INFO_LEAD.search(lead) and not cue \
                 and not is_imperative(lead, self.verbs):
             return bool(_REQUIREMENT_LEAD.search(lead)) and not _INFO_LEAD.search(lead)
-        return bool(_REQUIREMENT_LEAD.search(lead) or _has_cue(lead, self.cues)
+        return bool(_REQUIREMENT_LEAD.search(lead) or cue
                     or is_imperative(lead, self.verbs) or _OUTPUT_LEAD.search(lead))
 
     def prose(self, line: _Line) -> None:
+        if not re.search(r"\w", line.text):
+            return  # a bracket of an unfenced block: the lead-in still governs
         self.in_list = False
         text = _HEADING.sub("", line.text)
         if _HEADING.match(line.text):
             self.lead = text
             return
-        for sentence in sentences(text):
+        if self.fields_open and _JSON_FIELD.match(line.text):
+            self.add("field", line, line.text.strip().rstrip(","))
+            return
+        found = sentences(text)
+        for sentence in found:
             kind = _prose_kind(sentence.text, self.cues, self.verbs)
             if kind is not None and not _is_bare_lead(sentence.text, self.cues):
                 self.add(kind, line, sentence.text)
-        self.lead = text
+        self.lead = found[-1].text if found else text
+        self.fields_open = bool(_OUTPUT_STRICT.search(self.lead)) and \
+            self.lead.rstrip().endswith(":")
 
 
 def requirement_units(instruction: str, cues: tuple[str, ...],

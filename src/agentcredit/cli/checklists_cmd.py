@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -12,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from agentcredit.checklists.build import build_checklists
+from agentcredit.checklists.build import COVERAGE, build_checklists
 from agentcredit.checklists.derive import tested_words
 from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
 from agentcredit.checklists.gates import run_gates
@@ -202,9 +203,32 @@ def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")]) -
         table.add_column(col, overflow="fold")
     for item in checklist.items:
         quotes = "\n".join(f"“{quote}”" for quote in item.quotes)
-        table.add_row(q(item.id), q(item.route), q(item.text), q(quotes),
+        route = f"{item.route}\n(needs a model)" if item.needs_model else item.route
+        table.add_row(q(item.id), q(route), q(item.text), q(quotes),
                       q("\n".join(item.checks)))
     console.print(table)
     for waiver in checklist.waivers:
         console.print(f"[dim]waived:[/dim] “{q(waiver.sentence)}” — {q(waiver.reason)}",
                       soft_wrap=True)
+    _show_units(console, path.parent / COVERAGE, checklist.task_id)
+
+
+def _show_units(console: Console, coverage: Path, task_id: str) -> None:
+    """The task's requirement units and the items (or waiver) answering each, as
+    ``checklists build`` recorded them."""
+    try:
+        units = json.loads(coverage.read_text(encoding="utf-8")).get(task_id)
+    except (OSError, ValueError, AttributeError):
+        units = None
+    if not units:
+        console.print(f"[dim]no requirement units recorded ({q(coverage)})[/dim]")
+        return
+    table = Table(title="requirement units", show_lines=True)
+    for col in ("kind", "unit", "answered by"):
+        table.add_column(col, overflow="fold")
+    for unit in units:
+        answer = ", ".join(unit["items"]) or (f"waived: {unit['waiver']}" if unit["waiver"]
+                                              else "[red]nothing[/red]")
+        table.add_row(q(unit["kind"]), q(unit["text"]),
+                      answer if answer.endswith("[/red]") else q(answer))
+    console.print(table)

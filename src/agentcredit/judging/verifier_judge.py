@@ -2,7 +2,7 @@
 
 An assertion item is Yes when all of its referenced checks passed, No when any failed or
 errored, and Abstain when one was skipped or has no result. Other routes have no verifier
-evidence and abstain.
+evidence and abstain (``needs_model`` for the items a derived checklist lists for a model).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def verifier_judgments(checklist: Checklist,
     out: list[ItemJudgment] = []
     for item in checklist.items:
         if item.route != "assertion" or not item.checks:
-            out.append(ItemJudgment(item_id=item.id, label="abstain", reason="no_checks",
-                                    source="verifier"))
+            out.append(ItemJudgment(item_id=item.id, label="abstain", source="verifier",
+                                    reason="needs_model" if item.needs_model else "no_checks"))
             continue
         statuses = [s for check in item.checks
                     for s in by_base.get(strip_parameters(check),

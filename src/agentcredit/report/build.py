@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from typing import Any
 import jinja2
 
 from agentcredit.analysis.studies import SCORERS, trial_rows
+from agentcredit.checklists.build import COVERAGE
 from agentcredit.formats import load
 from agentcredit.judging.evidence import action_text, output_text, shorten
 from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
@@ -117,6 +119,30 @@ def _by_name(found: dict[str, Trial], trial_id: str) -> Trial | None:
     return found.get(base) if base != trial_id and len(found) == 1 else None
 
 
+def requirement_views(path: Path, checklists: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per task, its requirement units and the items answering them (from the file that
+    ``checklists build`` writes); empty when the run has none."""
+    try:
+        table = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    for_model = {(c.task_id, i.id) for c in checklists.values() for i in c.items
+                 if i.needs_model}
+    views = []
+    for task, units in sorted(table.items()) if isinstance(table, dict) else []:
+        rows = [{"kind": u["kind"], "text": u["text"],
+                 "answer": ", ".join(f"{i} (for a model)" if (task, i) in for_model else i
+                                     for i in u["items"])
+                 or (f"waived: {u['waiver']}" if u["waiver"] else "nothing")} for u in units]
+        model_only = sum(1 for u in units if u["items"]
+                         and all((task, i) in for_model for i in u["items"]))
+        views.append({"task": task, "rows": rows, "total": len(units),
+                      "answered": sum(1 for u in units if u["items"]),
+                      "waived": sum(1 for u in units if not u["items"] and u["waiver"]),
+                      "for_model": model_only})
+    return views
+
+
 def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int = MAX_TRIALS
                  ) -> str:
     """Render the report HTML for a run and its analysis."""
@@ -152,6 +178,7 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
                 "pc": _fmt(v["partial_credit"]), "coverage": _fmt(v["coverage"]),
                 "perfect": _fmt(v["perfect"], 2)} for t, v in summary["tasks"].items()],
         pairs=_pairs(analysis.get("skill_pairs")),
+        units=requirement_views(store.path.parent / "checklists" / COVERAGE, checklists),
         trials=trials,
         open_errors=[{"trial": t or "-", "stage": st, "message": m}
                      for t, st, m in store.errors()],

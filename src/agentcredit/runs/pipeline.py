@@ -141,11 +141,8 @@ async def score_async(
         task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
-            report = await build_checklists(
-                task_list, out / "checklists", rule_set, model=client, concurrency=concurrency,
-                progress=_stepper(progress, "checklists", len(task_list)))
-        checklists = load_checklists(out / "checklists") if (out / "checklists").exists() \
-            else {}
+            report, checklists = await _checklists(task_list, out / "checklists", rule_set,
+                                                   client, concurrency, progress)
         store = RunStore(out)
         stamp_meta(store, {
             "command": "run", "tasks": str(tasks), "trials": str(trials),
@@ -169,6 +166,15 @@ async def score_async(
             report_path=report_path, store_path=store.path,
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
             **_client_fields(client))
+
+
+async def _checklists(tasks: list[Task], out: Path, rules: Rules, client: ModelClient | None,
+                      concurrency: int, progress: Progress | None,
+                      ) -> tuple[BuildReport, dict[str, Checklist]]:
+    """Build (or keep) the tasks' checklists in ``out``, then load every frozen one."""
+    report = await build_checklists(tasks, out, rules, model=client, concurrency=concurrency,
+                                    progress=_stepper(progress, "checklists", len(tasks)))
+    return report, load_checklists(out) if out.exists() else {}
 
 
 def _client_fields(client: ModelClient | None) -> dict[str, Any]:

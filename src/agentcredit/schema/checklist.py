@@ -19,6 +19,11 @@ class ChecklistItem(Record):
     route: Route = Field(description="assertion, generated or judge.")
     quotes: tuple[str, ...] = Field(default=(), description="Verbatim instruction quotes.")
     checks: tuple[str, ...] = Field(default=(), description="Verifier check ids referenced.")
+    needs_model: bool = Field(
+        default=False, exclude_if=lambda value: not value,
+        description="A generated item that a derived (verifier-only) checklist lists for a "
+        "model: a requirement unit no verifier check tests. Without a model it is judged "
+        "abstain (needs_model). Left out of the file and the hash when false.")
 
 
 class Waiver(Record):
