@@ -12,6 +12,7 @@ from agentcredit.cli import (
     analysis_cmd,
     bank_cmd,
     batch_cmd,
+    batch_jobs_cmd,
     checklists_cmd,
     evolve_cmd,
     gcpc_cmd,
@@ -37,6 +38,9 @@ app.command("report")(analysis_cmd.report)
 app.command("inspect")(inspect_cmd.inspect)
 app.command("serve")(serve_cmd.serve)
 app.add_typer(checklists_cmd.app, name="checklists")
+batch_cmd.app.command("submit")(batch_jobs_cmd.submit_cmd)
+batch_cmd.app.command("status")(batch_jobs_cmd.status_cmd)
+batch_cmd.app.command("collect")(batch_jobs_cmd.collect_cmd)
 app.add_typer(batch_cmd.app, name="batch")
 skills_cmd.app.command("show")(bank_cmd.show)
 skills_cmd.app.command("retrieve")(bank_cmd.retrieve_cmd)

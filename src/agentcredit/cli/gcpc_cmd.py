@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
 
-from agentcredit.cli.console import print_read_errors
+from agentcredit.cli.batch_auto import batch_plan, poll_lines, print_rounds
 from agentcredit.cli.options import (
     BaseUrlOpt,
+    BatchAutoOpt,
+    BatchLimitOpt,
     BatchOpt,
     ConcurrencyOpt,
     ContextTokensOpt,
@@ -26,9 +28,10 @@ from agentcredit.cli.options import (
     TpmOpt,
     endpoint_settings,
 )
-from agentcredit.cli.run_output import finish, next_step, print_run, print_summary, reported
+from agentcredit.cli.run_output import print_judged, print_run, print_summary, reported
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
+from agentcredit.runs.batched import judge_batched, score_batched
 from agentcredit.runs.pipeline import check_options, judge_run, write_scores
 from agentcredit.runs.pipeline import score as score_pipeline
 from agentcredit.store.run_store import RunStore
@@ -79,24 +82,33 @@ def run(
     max_tokens: MaxTokensOpt = None,
     structured: StructuredOpt = "auto",
     context_tokens: ContextTokensOpt = None,
+    batch_auto: BatchAutoOpt = False,
+    batch_limit: BatchLimitOpt = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
     with reported(console, out) as watched:
-        check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
+        check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item,
+                      batch_auto=batch_auto)
         jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
                                            max_tokens=max_tokens, structured=structured,
                                            context_tokens=context_tokens)
         if model is None:
             console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                           "verifiers and items are judged from per-check verifier results only")
-        result = score_pipeline(
-            tasks, trials, out, model=model, rules=rules, per_item=per_item, holistic=holistic,
+        options: dict[str, Any] = dict(
+            model=model, rules=rules, per_item=per_item, holistic=holistic,
             generic=generic, seed=seed, concurrency=jobs, base_url=base_url, cache=cache,
             no_cache=no_cache, retry_failed=retry_failed, redact=not no_redact,
             budget_tokens=budget_tokens, fmt=fmt, batch=batch, rpm=rpm, tpm=tpm, prices=prices,
             evidence=evidence, inspect_scorer=inspect_scorer, progress=watched.progress,
             endpoint=endpoint, status=watched.status)
+        if batch_auto:
+            result, rounds = score_batched(tasks, trials, out, plan=batch_plan(batch_limit),
+                                           on_poll=poll_lines(console), **options)
+            print_rounds(console, rounds)
+        else:
+            result = score_pipeline(tasks, trials, out, **options)
     print_run(console, result)
 
 
@@ -129,29 +141,31 @@ def judge(
     context_tokens: ContextTokensOpt = None,
     rules: Annotated[Path | None, typer.Option(
         "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
+    batch_auto: BatchAutoOpt = False,
+    batch_limit: BatchLimitOpt = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
     with reported(console, out) as watched:
+        check_options(model, evidence, batch_auto=batch_auto)
         jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
                                            max_tokens=max_tokens, structured=structured,
                                            context_tokens=context_tokens)
-        result = judge_run(
-            trials, checklists_dir, out, model=model, tasks=tasks, per_item=per_item,
+        options: dict[str, Any] = dict(
+            model=model, tasks=tasks, per_item=per_item,
             holistic=holistic, generic=generic, seed=seed, concurrency=jobs, endpoint=endpoint,
             base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
             redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
             prices=prices, evidence=evidence, progress=watched.progress,
             status=watched.status, rules=rules)
-    if result.stale_lock:
-        console.print(f"[dim]took over a stale lock left by pid "
-                      f"{q(result.stale_lock.get('pid'))}[/dim]")
-    print_read_errors(console, result.load_errors)
-    print_summary(console, RunStore(out), result.summary, result.judged, result.usage,
-                   result.elapsed)
-    if result.batch and result.cache_path is not None:
-        next_step(console, result.cache_path, queued=result.queued)
-    finish(console, result.judged)
+        if batch_auto:
+            result, rounds = judge_batched(trials, checklists_dir, out,
+                                           plan=batch_plan(batch_limit),
+                                           on_poll=poll_lines(console), **options)
+            print_rounds(console, rounds)
+        else:
+            result = judge_run(trials, checklists_dir, out, **options)
+    print_judged(console, out, result)
 
 
 def score(

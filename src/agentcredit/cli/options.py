@@ -42,6 +42,14 @@ NoRedactOpt = Annotated[bool, typer.Option(
 BatchOpt = Annotated[bool, typer.Option(
     "--batch", help="Queue uncached requests for `agentcredit batch export` instead of "
     "calling the model now.")]
+BatchAutoOpt = Annotated[bool, typer.Option(
+    "--batch-auto", help="Send what the run queues through the provider's batch API (OpenAI "
+    "Files + Batches at --base-url, Anthropic Message Batches), poll until every batch ended, "
+    "import, and go on round after round until nothing is queued; stopped, the same command "
+    "picks up where it was (see `agentcredit batch status RUN`).")]
+BatchLimitOpt = Annotated[str | None, typer.Option(
+    "--batch-limit", help="With --batch-auto: at most REQUESTS[:MB] per batch (default: each "
+    "provider's documented limit, OpenAI 50,000:200, Anthropic 100,000:256).")]
 RpmOpt = Annotated[int | None, typer.Option("--rpm", help="Requests per minute limit.")]
 TpmOpt = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute limit.")]
 PricesOpt = Annotated[Path | None, typer.Option(

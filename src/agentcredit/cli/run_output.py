@@ -111,6 +111,19 @@ def print_run(console: Console, result: RunResult) -> None:
     nothing_scored(console, result)
 
 
+def print_judged(console: Console, out: Path, result: RunResult) -> None:
+    """What ``judge`` prints after judging, and its exit status (see :func:`finish`)."""
+    if result.stale_lock:
+        console.print(f"[dim]took over a stale lock left by pid "
+                      f"{q(result.stale_lock.get('pid'))}[/dim]")
+    print_read_errors(console, result.load_errors)
+    print_summary(console, RunStore(out), result.summary, result.judged, result.usage,
+                  result.elapsed)
+    if result.batch and result.cache_path is not None:
+        next_step(console, result.cache_path, queued=result.queued)
+    finish(console, result.judged)
+
+
 def nothing_scored(console: Console, result: RunResult) -> None:
     """Exit 2 with a one-line reason, and the option that would help, when trials were read
     but none of them was scored (and nothing waits in a batch)."""

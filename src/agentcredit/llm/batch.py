@@ -100,7 +100,7 @@ def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
             report.errors.append((where, "no custom_id"))
             continue
         seen.add(custom_id)
-        reason = _store(cache, custom_id, value)
+        reason = store_result(cache, custom_id, value)
         if reason == "unknown":
             report.unknown.append(custom_id)
         elif reason is not None:
@@ -111,7 +111,9 @@ def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
     return report
 
 
-def _store(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
+def store_result(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
+    """Store one result line (OpenAI or Anthropic) of a pending request; None when its
+    answer was stored, else why not (``unknown``: no such pending request)."""
     pending = cache.pending_body(key)
     if pending is None:
         return None if cache.get(key) is not None else "unknown"

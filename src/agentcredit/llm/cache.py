@@ -18,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +164,34 @@ class ResponseCache:
             rows = self._db.execute(
                 "SELECT key, model, body FROM pending ORDER BY created_at, key").fetchall()
         return [(k, m, json.loads(b)) for k, m, b in rows]
+
+    def iter_pending(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
+        """Deferred requests one row at a time (oldest first), without holding them all:
+        a connection of its own reads them, so writers are not held up."""
+        reader = sqlite3.connect(self.path, timeout=30.0)
+        try:
+            cursor = reader.execute("SELECT key, model, body FROM pending "
+                                    "ORDER BY created_at, key")
+            for key, model, body in cursor:
+                yield key, model, json.loads(body)
+        finally:
+            reader.close()
+
+    def drop_pending(self, key: str) -> None:
+        """Forget a deferred request (it will not be sent in a batch again)."""
+        with self._lock:
+            self._db.execute("DELETE FROM pending WHERE key = ?", (key,))
+
+    def pending_models(self) -> list[str]:
+        """The models that deferred requests are for."""
+        with self._lock:
+            rows = self._db.execute("SELECT DISTINCT model FROM pending ORDER BY model")
+            return [r[0] for r in rows.fetchall()]
+
+    def pending_count(self) -> int:
+        """How many requests are deferred."""
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
 
     def pending_body(self, key: str) -> tuple[str, dict[str, Any]] | None:
         """The model and body of one deferred request."""

@@ -384,8 +384,8 @@ class ModelClient:
             return None  # a transient failure an older version stored: ask again
         if self._negotiates:
             await self.prepare()  # the server may have changed (restarted, a larger window)
-        if endpoint != self.endpoint_fingerprint():
-            return None
+        if endpoint not in (self.endpoint_fingerprint(), "batch"):
+            return None  # "batch": refused inside a provider's batch, whatever the endpoint
         note = " (recorded by an earlier run at this endpoint; --retry-failed asks again)"
         return failure.model_copy(update={"attempts": 0, "message": failure.message + note})
 

@@ -216,6 +216,8 @@ def check_options(model: object, evidence: str, **asked: bool) -> None:
     """Options that only a model can honour are refused without one, not ignored."""
     if evidence not in EVIDENCE_MODES:
         raise ConfigError(f"--evidence must be one of {', '.join(EVIDENCE_MODES)}")
+    if asked.get("batch_auto") and model is not None and not isinstance(model, str):
+        raise ConfigError("--batch-auto needs a provider/model name")
     wanted = [f"--{name.replace('_', '-')}" for name, on in asked.items() if on]
     if model is None and wanted:
         raise ConfigError(f"{', '.join(wanted)} needs --model (they ask an LLM judge; without "

@@ -1,0 +1,163 @@
+"""What was sent in which batch, and what came back: a SQLite ledger beside the cache.
+
+The ledger lives in the same database file as the response cache and its pending requests
+(``RUN/responses.sqlite``), so that a client stopped at any point and started days later
+knows every batch it created (provider, id, the file it sent, its requests) and the state of
+each request in it: ``submitted``, ``answered``, ``failed`` (a definitive refusal, with the
+provider's reason), ``retry`` (expired, cancelled, a transient error, or absent from the
+results: asked again in a later batch) or ``given_up`` (too many attempts).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import open_sqlite_error
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batch_jobs (
+    id TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    base_url TEXT,
+    file TEXT NOT NULL,
+    input_file_id TEXT,
+    requests INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    counts TEXT NOT NULL DEFAULT '{}',
+    collected INTEGER NOT NULL DEFAULT 0,
+    submitted_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS batch_requests (
+    key TEXT NOT NULL,
+    batch_id TEXT NOT NULL,
+    state TEXT NOT NULL,
+    reason TEXT,
+    PRIMARY KEY (key, batch_id)
+);
+CREATE INDEX IF NOT EXISTS batch_requests_by_batch ON batch_requests (batch_id);
+"""
+
+
+@dataclass(frozen=True)
+class Job:
+    """One batch as the ledger knows it."""
+
+    id: str
+    provider: str
+    base_url: str | None
+    file: str
+    requests: int
+    bytes: int
+    status: str
+    counts: dict[str, int]
+    collected: bool
+
+
+class BatchLedger:
+    """Batches and their requests. Thread-safe; WAL, like the cache it sits beside."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
+                                       isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise open_sqlite_error(self.path, exc) from None
+
+    def add_job(self, job_id: str, provider: str, base_url: str | None, file: Path,
+                input_file_id: str | None, keys: Iterable[str], size: int) -> None:
+        """Record a created batch and its requests (``submitted``), in one transaction."""
+        keys = list(keys)
+        now = time.time()
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.execute(
+                "INSERT INTO batch_jobs (id, provider, base_url, file, input_file_id, requests,"
+                " bytes, status, submitted_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (job_id, provider, base_url, str(file), input_file_id, len(keys), size,
+                 "submitted", now, now))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO batch_requests (key, batch_id, state) "
+                "VALUES (?, ?, 'submitted')", [(k, job_id) for k in keys])
+            self._db.execute("COMMIT")
+
+    def update(self, job_id: str, status: str, counts: dict[str, int]) -> None:
+        with self._lock:
+            self._db.execute("UPDATE batch_jobs SET status = ?, counts = ?, updated_at = ? "
+                             "WHERE id = ?", (status, json.dumps(counts), time.time(), job_id))
+
+    def settle(self, job_id: str, outcomes: dict[str, tuple[str, str | None]]) -> None:
+        """Record each request's state and reason, and mark the batch collected."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "UPDATE batch_requests SET state = ?, reason = ? WHERE key = ? AND batch_id = ?",
+                [(state, reason, key, job_id) for key, (state, reason) in outcomes.items()])
+            self._db.execute("UPDATE batch_jobs SET collected = 1, updated_at = ? WHERE id = ?",
+                             (time.time(), job_id))
+            self._db.execute("COMMIT")
+
+    def jobs(self, *, open_only: bool = False) -> list[Job]:
+        query = ("SELECT id, provider, base_url, file, requests, bytes, status, counts, "
+                 "collected FROM batch_jobs")
+        with self._lock:
+            rows = self._db.execute(query + (" WHERE collected = 0" if open_only else "") +
+                                    " ORDER BY submitted_at, id").fetchall()
+        return [Job(r[0], r[1], r[2], r[3], r[4], r[5], r[6], json.loads(r[7]), bool(r[8]))
+                for r in rows]
+
+    def keys_of(self, job_id: str) -> list[str]:
+        with self._lock:
+            rows = self._db.execute("SELECT key FROM batch_requests WHERE batch_id = ?",
+                                    (job_id,)).fetchall()
+        return [r[0] for r in rows]
+
+    def in_flight(self) -> set[str]:
+        """Keys sent in a batch that was not collected yet (not to be sent again)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.key FROM batch_requests r JOIN batch_jobs j ON j.id = r.batch_id "
+                "WHERE j.collected = 0").fetchall()
+        return {r[0] for r in rows}
+
+    def attempts(self, key: str) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT COUNT(*) FROM batch_requests WHERE key = ?",
+                                   (key,)).fetchone()
+        return int(row[0])
+
+    def states(self, job_id: str | None = None) -> dict[str, int]:
+        """How many requests are in each state (of one batch, or of all)."""
+        query = "SELECT state, COUNT(*) FROM batch_requests"
+        args: tuple[Any, ...] = ()
+        if job_id is not None:
+            query, args = query + " WHERE batch_id = ?", (job_id,)
+        with self._lock:
+            rows = self._db.execute(query + " GROUP BY state", args).fetchall()
+        return {state: int(count) for state, count in rows}
+
+    def failures(self) -> list[tuple[str, str, str]]:
+        """(key, batch id, reason) of every request a batch refused or gave up on."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT key, batch_id, reason FROM batch_requests WHERE state IN "
+                "('failed', 'given_up') ORDER BY batch_id, key").fetchall()
+        return [(r[0], r[1], r[2] or "") for r in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
