@@ -226,3 +226,23 @@ def _anthropic_result(fate: str | None, params: dict[str, Any],
     if fate == "expire":
         return {"type": "expired"}
     return {"type": "succeeded", "message": anthropic_message(params, responder(params))}
+
+
+def _serve_in_child(responder: Responder, polls: int, queue: Any) -> None:
+    import time
+
+    with FakeBatchServer(responder, polls=polls) as server:
+        queue.put(server.url)
+        time.sleep(24 * 3600)
+
+
+def batch_server_process(responder: Responder, *, polls: int = 2) -> Any:
+    """A FakeBatchServer in a process of its own (``responder`` must be a module-level
+    function); returns (process, base URL). Terminate the process when done."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_serve_in_child, args=(responder, polls, queue), daemon=True)
+    proc.start()
+    return proc, queue.get(timeout=60)

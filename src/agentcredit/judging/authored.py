@@ -21,6 +21,7 @@ Pure.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -104,14 +105,15 @@ def _chunks(template: str) -> list[str]:
     return sorted({p for p in parts if _alnum(p) >= MIN_CHUNK_CHARS}, key=len, reverse=True)
 
 
-def _from_template(line: str, literal: _Literal) -> bool:
+def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bool:
+    needed = max(MIN_TEMPLATE_CHARS, (_alnum(line) if alnum is None else alnum) / 2)
     for chunks in literal.templates:
         rest, covered = line, 0
         for chunk in chunks:
             if chunk in rest:
                 covered += _alnum(chunk) * rest.count(chunk)
                 rest = rest.replace(chunk, " ")
-        if covered < max(MIN_TEMPLATE_CHARS, _alnum(line) / 2):
+        if covered < needed:
             continue
         words = literal.typed | {w for chunk in chunks for w in _WORD.findall(chunk)}
         for value in sorted(words, key=len, reverse=True):
@@ -154,16 +156,69 @@ def line_authored(line: str, literals: Sequence[str]) -> bool:
     >>> line_authored('"type": "line"', [code])  # a JSON line the agent's program read
     False
     """
-    if _alnum(line) == 0:
-        return False
-    prepared = [_prepared(literal) for literal in literals]
-    if any(line in text for literal in prepared for text in literal.texts):
-        return True
-    return any(_from_template(line, literal) for literal in prepared)
+    return literal_index(tuple(literals)).authored(line, len(literals))
+
+
+class LiteralIndex:
+    """A trial's tool-call strings, indexed once, for asking of many lines whether the
+    agent authored them (each with how many of the strings were written by then).
+
+    A line is looked for in all the strings at once (one ``find`` in their join), and only
+    the strings whose templates share a fixed part with the line (one regular expression
+    over every fixed part) are tried as templates: the cost grows with the output, not
+    with the output times the strings.
+    """
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self.prepared = [_prepared(literal) for literal in literals]
+        texts, self.starts, self.owner = [], [], []
+        position = 0
+        for index, literal in enumerate(self.prepared):
+            for text in literal.texts:
+                texts.append(text)
+                self.starts.append(position)
+                self.owner.append(index)
+                position += len(text) + 1
+        self.joined = "\x00".join(texts)
+        self.chunk_owners: dict[str, list[int]] = {}
+        for index, literal in enumerate(self.prepared):
+            for chunk in {c for chunks in literal.templates for c in chunks}:
+                self.chunk_owners.setdefault(chunk, []).append(index)
+        chunks = sorted(self.chunk_owners, key=len, reverse=True)
+        self.pattern = re.compile("|".join(map(re.escape, chunks))) if chunks else None
+        self.memo: dict[tuple[str, int], bool] = {}
+
+    def authored(self, line: str, end: int) -> bool:
+        """Whether the normalized ``line`` is reachable from the first ``end`` strings."""
+        found = self.memo.get((line, end))
+        if found is None:
+            found = self._authored(line, end)
+            if len(self.memo) < 200_000:
+                self.memo[(line, end)] = found
+        return found
+
+    def _authored(self, line: str, end: int) -> bool:
+        alnum = _alnum(line)
+        if alnum == 0 or end <= 0:
+            return False
+        at = self.joined.find(line)
+        if at >= 0 and self.owner[bisect.bisect_right(self.starts, at) - 1] < end:
+            return True
+        if self.pattern is None:
+            return False
+        candidates = sorted({i for match in self.pattern.finditer(line)
+                             for i in self.chunk_owners[match.group()] if i < end})
+        return any(_from_template(line, self.prepared[i], alnum) for i in candidates)
+
+
+@lru_cache(maxsize=32)
+def literal_index(literals: tuple[str, ...]) -> LiteralIndex:
+    """The index of one trial's strings (kept for the trials judged at the moment)."""
+    return LiteralIndex(literals)
 
 
 def mark_authored(output: str, literals: Sequence[str],
-                  render: Callable[[str], str] = str) -> str:
+                  render: Callable[[str], str] = str, *, end: int | None = None) -> str:
     """The output with :data:`MARK` before each line the agent authored (reachable from
     its ``literals``), so that a model reading the view is not misled by it either; each
     line is passed through ``render`` (the view's defusing) before it is marked.
@@ -174,8 +229,10 @@ def mark_authored(output: str, literals: Sequence[str],
     lines = output.split("\n")
     if not literals or not output.strip():
         return "\n".join(render(line) for line in lines)
+    index = literal_index(tuple(literals))
+    end = len(literals) if end is None else end
     return "\n".join(
-        MARK + render(line) if line.strip() and line_authored(normalize_text(line), literals)
+        MARK + render(line) if line.strip() and index.authored(normalize_text(line), end)
         else render(line) for line in lines)
 
 

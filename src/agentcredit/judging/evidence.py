@@ -46,7 +46,7 @@ class StepEvidence:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
         agent authored one step removed marked with
         :data:`agentcredit.judging.authored.MARK` (computed once)."""
-        return mark_authored(self.output, self.written, defuse)
+        return mark_authored(self.output, self.literals, defuse, end=self.literal_end)
 
     @cached_property
     def output_lines(self) -> frozenset[str]:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentcredit.formats.join import normalize_text
-from agentcredit.judging.authored import line_authored
+from agentcredit.judging.authored import literal_index
 from agentcredit.judging.evidence import StepEvidence, strings_in, undefuse
 from agentcredit.schema import EvidenceKind, ItemJudgment
 
@@ -79,18 +79,21 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
         residue = environment_text(quote, commands)
         if sum(ch.isalnum() for ch in residue) < _MIN_OUTPUT_CHARS:
             return "action"
-        return "authored" if _authored(quote, commands, step.written or commands) \
-            else "output"
+        literals, end = (step.literals, step.literal_end) if step.literals \
+            else (tuple(commands), len(commands))
+        return "authored" if _authored(quote, commands, literals, end) else "output"
     if needle in normalize_text(step.message):
         return "claim"
     return None
 
 
-def _authored(quote: str, commands: Sequence[str], written: Sequence[str]) -> bool:
-    """Whether the quote's environment text is all reachable from the agent's own strings
-    (:mod:`agentcredit.judging.authored`): printed one step removed, not computed."""
+def _authored(quote: str, commands: Sequence[str], literals: tuple[str, ...],
+              end: int) -> bool:
+    """Whether the quote's environment text is all reachable from the agent's first ``end``
+    strings (:mod:`agentcredit.judging.authored`): printed one step removed, not computed."""
+    index = literal_index(literals)
     lines = [_strip_prompt(line)[0] for line in quote.splitlines() or [quote]]
-    rest = [line for line in lines if not line_authored(normalize_text(line), written)]
+    rest = [line for line in lines if not index.authored(normalize_text(line), end)]
     if len(rest) == len(lines):
         return False
     left = environment_text("\n".join(rest), commands) if rest else ""

@@ -114,10 +114,9 @@ def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
 def store_result(cache: ResponseCache, key: str, line: dict[str, Any]) -> str | None:
     """Store one result line (OpenAI or Anthropic) of a pending request; None when its
     answer was stored, else why not (``unknown``: no such pending request)."""
-    pending = cache.pending_body(key)
-    if pending is None:
+    model = cache.pending_model(key)
+    if model is None:
         return None if cache.get(key) is not None else "unknown"
-    model, _ = pending
     if "result" in line and "response" not in line:
         return _store_anthropic(cache, key, model, line["result"])
     error = line.get("error")

@@ -245,7 +245,7 @@ def _settle(cache: ResponseCache, ledger: BatchLedger, backend: Backend, job_id:
     for key in keys - set(outcomes):
         outcomes[key] = ("retry", f"no result in batch {job_id} ({state.status})")
     for key, (kept, reason) in list(outcomes.items()):
-        model = (cache.pending_body(key) or ("unknown/unknown", {}))[0]
+        model = cache.pending_model(key) or "unknown/unknown"
         if kept == "failed":
             _fail(cache, key, model, f"batch {job_id}: {reason}")
         elif kept == "retry" and ledger.attempts(key) >= MAX_ATTEMPTS:
@@ -255,7 +255,7 @@ def _settle(cache: ResponseCache, ledger: BatchLedger, backend: Backend, job_id:
 
 
 def _outcome(cache: ResponseCache, key: str, line: dict[str, Any]) -> tuple[str, str | None]:
-    if cache.pending_body(key) is None:
+    if cache.pending_model(key) is None:
         return ("answered", None) if cache.get(key) is not None else \
             ("failed", "no longer pending")
     reason = store_result(cache, key, line)

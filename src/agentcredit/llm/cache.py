@@ -193,6 +193,12 @@ class ResponseCache:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM pending").fetchone()[0])
 
+    def pending_model(self, key: str) -> str | None:
+        """The model of one deferred request (None: not deferred), without its body."""
+        with self._lock:
+            row = self._db.execute("SELECT model FROM pending WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
     def pending_body(self, key: str) -> tuple[str, dict[str, Any]] | None:
         """The model and body of one deferred request."""
         with self._lock:
