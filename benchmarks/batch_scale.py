@@ -54,6 +54,11 @@ def _sql(db: Path, query: str) -> list[tuple[object, ...]]:
             return []
 
 
+def _in_open_batches(db: Path) -> int:
+    rows = _sql(db, "SELECT SUM(requests) FROM batch_jobs WHERE collected = 0 AND requests > 1")
+    return int(rows[0][0] or 0) if rows else 0
+
+
 def export_report(cache_path: Path, folder: Path) -> None:
     cache = ResponseCache(cache_path)
     queued = cache.pending_count()
@@ -105,10 +110,11 @@ def main() -> None:
         export_report(run / "responses.sqlite", work / "export")
         client = _run([*base, "--batch-auto"], env)
         db = run / "responses.sqlite"
-        while not _sql(db, "SELECT 1 FROM batch_jobs WHERE collected = 0 AND requests > 1"):
+        queued = _sql(db, "SELECT COUNT(*) FROM pending")[0][0]
+        while _in_open_batches(db) < queued:
             assert client.poll() is None, client.stderr.read() if client.stderr else ""
             time.sleep(0.2)
-        time.sleep(1.0)
+        time.sleep(1.0)  # every judging batch is created: the client is polling them
         client.send_signal(signal.SIGKILL)
         client.wait()
         print("client killed while polling; open batches then:",
