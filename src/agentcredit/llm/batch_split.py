@@ -19,7 +19,8 @@ from typing import IO
 from agentcredit.llm.cache import ResponseCache
 
 BATCH_URL = "/v1/chat/completions"
-MB = 1024 * 1024
+MB = 1_000_000
+"""The providers say "MB"; taken as a million bytes, the smaller reading, to stay under."""
 
 
 @dataclass(frozen=True)
