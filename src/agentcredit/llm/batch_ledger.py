@@ -11,7 +11,6 @@ results: asked again in a later batch) or ``given_up`` (too many attempts).
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 import time
 from collections.abc import Iterable
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import open_sqlite_error
+from agentcredit.llm.cache import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batch_jobs (
@@ -67,16 +66,8 @@ class BatchLedger:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
-                                       isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise open_sqlite_error(self.path, exc) from None
+        self._db = connect_wal(self.path, _SCHEMA)
 
     def add_job(self, job_id: str, provider: str, base_url: str | None, file: Path,
                 input_file_id: str | None, keys: Iterable[str], size: int) -> None:

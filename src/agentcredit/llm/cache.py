@@ -76,21 +76,28 @@ def cache_key(request: dict[str, Any]) -> str:
     return canonical_sha256(request)
 
 
+def connect_wal(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection for several threads and processes (WAL, a busy timeout, autocommit)
+    with ``schema`` created; a file that is not a usable database is a StoreError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db = sqlite3.connect(path, timeout=30.0, check_same_thread=False,
+                             isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA busy_timeout=30000")
+        db.executescript(schema)
+    except sqlite3.DatabaseError as exc:
+        raise open_sqlite_error(path, exc) from None
+    return db
+
+
 class ResponseCache:
     """Answers by key. Thread-safe; WAL mode and a busy timeout for concurrent processes."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        try:
-            self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False,
-                                       isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
-            raise open_sqlite_error(self.path, exc) from None
+        self._db = connect_wal(self.path, _SCHEMA)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored response for a key, or None."""
