@@ -10,18 +10,17 @@ import pytest
 
 from agentcredit.checklists.rules import load_rules
 from agentcredit.judging.evidence import evidence_steps, render_evidence
-from agentcredit.judging.quotes import Specificity, check_quotes
+from agentcredit.judging.quotes import check_quotes
 from agentcredit.rewards.prompts import fine_messages
-from agentcredit.runs.pipeline import specificity
-from agentcredit.schema import Citation, ItemJudgment, Trial
+from agentcredit.schema import Citation, EvidenceRules, ItemJudgment, Trial
 from tests.judging.test_authored_output import SUCCESS, _judged, _step, _trial, _verified
 
 
-def _cite(trial: Trial, step: int, quote: str, rule: Specificity | None = None
+def _cite(trial: Trial, step: int, quote: str, rule: EvidenceRules | None = None
           ) -> ItemJudgment:
     judgment = ItemJudgment(item_id="C1", label="yes", source="llm",
                             evidence=(Citation(step=step, quote=quote),))
-    return check_quotes(judgment, evidence_steps(trial), specificity=rule or Specificity())
+    return check_quotes(judgment, evidence_steps(trial), specificity=rule or EvidenceRules())
 
 
 def test_a_short_quote_is_unspecific_unless_it_is_all_its_step_showed() -> None:
@@ -39,8 +38,8 @@ def test_the_minimum_comes_from_the_rules_file(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     default = (Path(__file__).parents[2] / "src/agentcredit/checklists/default_rules.yaml")
     rules.write_text(default.read_text().replace("min_quote_chars: 6", "min_quote_chars: 2"))
-    loose = specificity(load_rules(rules))
-    assert loose.min_quote_chars == 2 and specificity(load_rules(None)).min_quote_chars == 6
+    loose = load_rules(rules).evidence
+    assert loose.min_quote_chars == 2 and load_rules(None).evidence.min_quote_chars == 6
     trial = _trial(_step(0, "python3 count.py data.csv", "rows: 4817\nstatus: ok\n"))
     assert _cite(trial, 2, "ok", loose).label == "yes"
     assert _cite(trial, 2, "ok").label == "abstain"

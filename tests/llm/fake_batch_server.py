@@ -13,17 +13,22 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import json
-import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.llm.fake_server import Responder, anthropic_message, chat_completion
+from tests.llm.fake_server import (
+    JSONHandler,
+    Loopback,
+    Responder,
+    anthropic_message,
+    chat_completion,
+)
 
 Plan = Callable[[int, str], "str | None"]
 
 
-class FakeBatchServer:
+class FakeBatchServer(Loopback):
     """``with FakeBatchServer(responder) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, responder: Responder, *, plan: Plan | None = None, polls: int = 1,
@@ -35,23 +40,7 @@ class FakeBatchServer:
         self.requests_seen: list[str] = []  # every custom_id sent in any batch
         self.uploads: list[int] = []  # bytes of each uploaded file or Anthropic batch body
         self.chat_calls = 0  # live (non-batch) calls: there must be none
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeBatchServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        self._listen()
 
     # -- what a batch does --------------------------------------------------------------
 
@@ -80,12 +69,7 @@ class FakeBatchServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
+        class Handler(JSONHandler):
             def do_POST(self) -> None:
                 data = self.rfile.read(int(self.headers.get("content-length", "0")))
                 if self.path.endswith("/files"):
@@ -101,12 +85,12 @@ class FakeBatchServer:
                 path = self.path.split("?")[0]
                 if "/files/" in path and path.endswith("/content"):
                     file_id = path.split("/files/")[1].split("/")[0]
-                    return self._raw(200, server.files[file_id], "application/jsonl")
+                    return self._raw(200, server.files[file_id], kind="application/jsonl")
                 if path.endswith("/results"):
                     batch_id = path.split("/batches/")[1].split("/")[0]
                     body = "".join(json.dumps(r) + "\n"
                                    for r in server._results(server.batches[batch_id]))
-                    return self._raw(200, body.encode(), "application/binary")
+                    return self._raw(200, body.encode(), kind="application/binary")
                 batch_id = path.rsplit("/", 1)[1]
                 if batch_id not in server.batches:
                     return self._send(404, {"error": {"message": f"no route {path}"}})
@@ -150,16 +134,6 @@ class FakeBatchServer:
                         "type": "request_too_large", "message": "batch too large"}})
                 batch = server._new_batch("anthropic", lines)
                 self._send(200, server._view(f"msgbatch_{batch['number']:05d}"))
-
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                self._raw(status, json.dumps(payload).encode(), "application/json")
-
-            def _raw(self, status: int, data: bytes, kind: str) -> None:
-                self.send_response(status)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
 
         return Handler
 

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 Responder = Callable[[dict[str, Any]], str]
 FaultPlan = Callable[[int, dict[str, Any]], "str | None"]
@@ -38,11 +38,64 @@ def default_responder(body: dict[str, Any]) -> str:
     return json.dumps({"answer": str(last)[:200]}) if wants_json else f"echo: {last}"
 
 
+class JSONHandler(BaseHTTPRequestHandler):
+    """What both loopback fakes answer with: HTTP/1.1, no log lines, JSON or raw bodies."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    def _send(self, status: int, payload: dict[str, Any],
+              headers: dict[str, str] | None = None) -> None:
+        self._raw(status, json.dumps(payload).encode(), headers)
+
+    def _raw(self, status: int, data: bytes, headers: dict[str, str] | None = None,
+             kind: str = "application/json") -> None:
+        try:
+            self.send_response(status)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(data)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+
+
 class _Server(ThreadingHTTPServer):
     request_queue_size = 256  # the default backlog of 5 drops bursts of new connections
 
 
-class FakeLLMServer:
+class Loopback:
+    """A threaded HTTP server on 127.0.0.1 for a fake: ``with`` starts and stops it,
+    ``url`` is its base URL. Subclasses give ``_handler()`` and call ``_listen``."""
+
+    def _listen(self, port: int = 0) -> None:
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+class FakeLLMServer(Loopback):
     """Start with ``with FakeLLMServer(...) as server:``; ``server.url`` is the base URL."""
 
     def __init__(self, responder: Responder = default_responder,
@@ -56,38 +109,17 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.headers: list[dict[str, str]] = []
-        self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        self._listen(port)
 
     @property
     def count(self) -> int:
         with self._lock:
             return len(self.requests)
 
-    def __enter__(self) -> FakeLLMServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
+        class Handler(JSONHandler):
             def setup(self) -> None:
                 super().setup()
                 # Headers and body go out in two writes; without this, Nagle's algorithm
@@ -135,23 +167,6 @@ class FakeLLMServer:
                                      {"content-encoding": "gzip"})
                 self._send(200, payload, {"x-request-id": f"req-{index}",
                                           "request-id": f"req-{index}"})
-
-            def _send(self, status: int, payload: dict[str, Any],
-                      headers: dict[str, str] | None = None) -> None:
-                self._raw(status, json.dumps(payload).encode(), headers)
-
-            def _raw(self, status: int, data: bytes,
-                     headers: dict[str, str] | None = None) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    self.close_connection = True
 
         return Handler
 

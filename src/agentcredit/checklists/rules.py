@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agentcredit.checklists.units import UNIT_KINDS
 from agentcredit.errors import ConfigError, InputError
 from agentcredit.formats.structured import parse_yaml
+from agentcredit.schema import EvidenceRules
 from agentcredit.schema.base import first_error
 
 
@@ -46,18 +47,6 @@ class GateSettings(_Strict):
 
     procedural_verbs: tuple[str, ...] = ()
     near_duplicate_jaccard: float = Field(default=0.85, gt=0.0, le=1.0)
-
-
-class EvidenceRules(_Strict):
-    """When a cited quote is specific enough to count as evidence (the judge's quote check
-    and the turn verifier)."""
-
-    min_quote_chars: int = Field(default=6, ge=0, description=(
-        "Letters or digits of the environment's own text (echoes and tool labels taken "
-        "out) a quote must hold, unless it is a whole line of the step's output."))
-    max_step_share: float = Field(default=0.5, gt=0.0, le=1.0, description=(
-        "A quote found in more than this share of the log's steps with output (and in at "
-        "least 3 of them) proves nothing about one of them."))
 
 
 class Rules(_Strict):

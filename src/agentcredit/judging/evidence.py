@@ -36,11 +36,6 @@ class StepEvidence:
     literals: tuple[str, ...] = ()  # the agent's tool-call strings of the whole trial (shared)
     literal_end: int = 0  # how many of ``literals`` were written by the end of this step
 
-    @property
-    def written(self) -> tuple[str, ...]:
-        """The agent's tool-call strings up to and including this step."""
-        return self.literals[:self.literal_end]
-
     @cached_property
     def shown_output(self) -> str:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the

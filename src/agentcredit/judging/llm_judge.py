@@ -17,10 +17,10 @@ from agentcredit.judging.prompts import (
     holistic_messages,
     items_messages,
 )
-from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, Specificity, check_quotes
+from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, check_quotes
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
-from agentcredit.schema import Checklist, ChecklistItem, Citation, ItemJudgment
+from agentcredit.schema import Checklist, ChecklistItem, Citation, EvidenceRules, ItemJudgment
 
 
 @dataclass
@@ -33,7 +33,7 @@ class JudgeResult:
 
 
 def _from_answer(items: list[ChecklistItem], answer: ItemsAnswer, view: EvidenceView,
-                 evidence: str, specificity: Specificity) -> list[ItemJudgment]:
+                 evidence: str, specificity: EvidenceRules) -> list[ItemJudgment]:
     given = {a.item_id: a for a in answer.items}
     out: list[ItemJudgment] = []
     for item in items:
@@ -60,7 +60,7 @@ def _failed(items: list[ChecklistItem], failure: ModelFailure) -> list[ItemJudgm
 async def judge_trial(model: Model, checklist: Checklist, instruction: str,
                       view: EvidenceView, *, per_item: bool = False,
                       config: GenerationConfig | None = None, evidence: str = "outputs",
-                      specificity: Specificity = DEFAULT_SPECIFICITY) -> JudgeResult:
+                      specificity: EvidenceRules = DEFAULT_SPECIFICITY) -> JudgeResult:
     """Label every item of ``checklist`` from the evidence ``view``; citations are checked
     against it (:func:`agentcredit.judging.quotes.check_quotes`)."""
     groups = [[item] for item in checklist.items] if per_item else [list(checklist.items)]

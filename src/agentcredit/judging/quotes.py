@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from agentcredit.formats.join import normalize_text
 from agentcredit.judging.authored import literal_index
 from agentcredit.judging.evidence import StepEvidence, strings_in, undefuse
-from agentcredit.schema import EvidenceKind, ItemJudgment
+from agentcredit.schema import EvidenceKind, EvidenceRules, ItemJudgment
 
 UNVERIFIED = "unverified_evidence"
 NO_OUTPUT = "no_output_evidence"
@@ -23,16 +22,7 @@ _MIN_PIECE = 3
 _MIN_COMMON_STEPS = 3
 
 
-@dataclass(frozen=True)
-class Specificity:
-    """When a quote found in an output is specific enough to be evidence (the rules file's
-    ``evidence`` section: :class:`agentcredit.checklists.rules.EvidenceRules`)."""
-
-    min_quote_chars: int = 6
-    max_step_share: float = 0.5
-
-
-DEFAULT_SPECIFICITY = Specificity()
+DEFAULT_SPECIFICITY = EvidenceRules()
 # A shell prompt (user@host:path# or $), a continuation ">", a trace "+", or a tool's label.
 _PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
 _LABELS = re.compile(r"\b(?:Command|Output|Stdout|Stderr|Directory):|</?(?:output|output_head|"
@@ -177,7 +167,7 @@ def _commands_of(action: str) -> tuple[str, ...]:
 
 
 def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence],
-               rule: Specificity = DEFAULT_SPECIFICITY) -> str | None:
+               rule: EvidenceRules = DEFAULT_SPECIFICITY) -> str | None:
     """Why an output quote proves nothing about its step, or None when it is specific.
 
     A quote is specific when it holds ``min_quote_chars`` letters or digits of the
@@ -209,7 +199,7 @@ def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence]
 
 
 def evidence_kind(quote: str, cited: int, steps: Mapping[int, StepEvidence],
-                  rule: Specificity = DEFAULT_SPECIFICITY) -> EvidenceKind | None:
+                  rule: EvidenceRules = DEFAULT_SPECIFICITY) -> EvidenceKind | None:
     """:func:`citation_kind`, and ``unspecific`` for an output quote that proves nothing
     about its step (:func:`unspecific`)."""
     step = steps.get(cited)
@@ -220,7 +210,7 @@ def evidence_kind(quote: str, cited: int, steps: Mapping[int, StepEvidence],
 
 
 def classify(judgment: ItemJudgment, steps: Mapping[int, StepEvidence],
-             rule: Specificity = DEFAULT_SPECIFICITY) -> ItemJudgment:
+             rule: EvidenceRules = DEFAULT_SPECIFICITY) -> ItemJudgment:
     """The judgment with the kind of every citation filled in."""
     if not judgment.evidence:
         return judgment
@@ -244,7 +234,7 @@ def require_outputs(judgment: ItemJudgment) -> ItemJudgment:
 
 def check_quotes(judgment: ItemJudgment, steps: Mapping[int, StepEvidence], *,
                  evidence: str = "outputs",
-                 specificity: Specificity = DEFAULT_SPECIFICITY) -> ItemJudgment:
+                 specificity: EvidenceRules = DEFAULT_SPECIFICITY) -> ItemJudgment:
     """Citations classified; Yes/No labels whose evidence is missing or not found become
     Abstain (unverified); with ``evidence="outputs"`` those citing no specific output
     become Abstain (no_output_evidence). A quote must lie within the one step it cites,

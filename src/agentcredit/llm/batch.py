@@ -14,17 +14,15 @@ Rerunning the same command then answers everything from the cache.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentcredit.formats.safe_io import iter_jsonl_lenient
+from agentcredit.llm.batch_split import batch_line, provider_of
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.providers import ProviderError, make_provider
 from agentcredit.llm.types import ModelResponse
-
-BATCH_URL = "/v1/chat/completions"
 
 
 @dataclass
@@ -64,15 +62,12 @@ def export_batch(cache: ResponseCache, out: Path, anthropic_out: Path | None = N
     anthropic_lines: list[str] = []
     openai_lines: list[str] = []
     for key, model, body in cache.pending():
-        if model.startswith("anthropic/"):
-            anthropic_lines.append(json.dumps({"custom_id": key, "params": body},
-                                              ensure_ascii=False))
-        elif model.startswith("openai/"):
-            openai_lines.append(json.dumps({"custom_id": key, "method": "POST",
-                                            "url": BATCH_URL, "body": body},
-                                           ensure_ascii=False))
-        else:
+        provider = provider_of(model)
+        if provider is None:
             report.skipped.append((key, f"{model} has no batch API"))
+        else:
+            (anthropic_lines if provider == "anthropic" else openai_lines).append(
+                batch_line(provider, key, body))
     if openai_lines or not anthropic_lines:  # no empty OpenAI file beside Anthropic requests
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(line + "\n" for line in openai_lines), encoding="utf-8")

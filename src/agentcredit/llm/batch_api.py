@@ -245,22 +245,21 @@ def _settle(cache: ResponseCache, ledger: BatchLedger, backend: Backend, job_id:
     for key in keys - set(outcomes):
         outcomes[key] = ("retry", f"no result in batch {job_id} ({state.status})")
     for key, (kept, reason) in list(outcomes.items()):
-        model = cache.pending_model(key) or "unknown/unknown"
-        if kept == "failed":
-            _fail(cache, key, model, f"batch {job_id}: {reason}")
-        elif kept == "retry" and ledger.attempts(key) >= MAX_ATTEMPTS:
-            outcomes[key] = ("given_up", f"{reason}; {MAX_ATTEMPTS} batches without an answer")
-            _fail(cache, key, model, f"batch {job_id}: {outcomes[key][1]}")
+        if kept == "retry" and ledger.attempts(key) >= MAX_ATTEMPTS:
+            kept, reason = "given_up", f"{reason}; {MAX_ATTEMPTS} batches without an answer"
+            outcomes[key] = (kept, reason)
+        if kept in ("failed", "given_up"):
+            _fail(cache, key, cache.pending_model(key) or "unknown/unknown",
+                  f"batch {job_id}: {reason}")
     return outcomes
 
 
 def _outcome(cache: ResponseCache, key: str, line: dict[str, Any]) -> tuple[str, str | None]:
-    if cache.pending_model(key) is None:
-        return ("answered", None) if cache.get(key) is not None else \
-            ("failed", "no longer pending")
     reason = store_result(cache, key, line)
     if reason is None:
         return "answered", None
+    if reason == "unknown":
+        return "failed", "no longer pending"
     return ("retry" if transient(line) else "failed"), reason
 
 

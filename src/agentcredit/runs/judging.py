@@ -13,12 +13,12 @@ from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, Specificity
+from agentcredit.judging.quotes import DEFAULT_SPECIFICITY
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import GenerationConfig, ModelFailure
-from agentcredit.schema import Checklist, Task, Trial
+from agentcredit.schema import Checklist, EvidenceRules, Task, Trial
 from agentcredit.store.run_store import RunStore
 
 VERIFIER_JUDGE = "verifier-evidence"
@@ -37,7 +37,7 @@ class JudgeOptions:
     retry_failed: bool = False
     generic: bool = False
     evidence: str = "outputs"
-    specificity: Specificity = DEFAULT_SPECIFICITY
+    specificity: EvidenceRules = DEFAULT_SPECIFICITY
 
 
 @dataclass

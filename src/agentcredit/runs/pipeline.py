@@ -28,7 +28,7 @@ from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VER
 from agentcredit.errors import ConfigError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import EVIDENCE_MODES, Specificity
+from agentcredit.judging.quotes import EVIDENCE_MODES
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for
@@ -152,7 +152,7 @@ async def score_async(
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence,
-                               specificity=specificity(rule_set))
+                               specificity=rule_set.evidence)
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_list, checklists, task_list, options, progress,
                                   close=client is not model)
@@ -204,12 +204,6 @@ def _judge_meta(client: ModelClient | None, rules: Rules, *, seed: int, holistic
         "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
         "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence,
         "evidence_rules": rules.evidence.model_dump(), **client_provenance(client)}
-
-
-def specificity(rules: Rules) -> Specificity:
-    """The quote check's specificity rule from a rules file's ``evidence`` section."""
-    return Specificity(min_quote_chars=rules.evidence.min_quote_chars,
-                       max_step_share=rules.evidence.max_step_share)
 
 
 def check_options(model: object, evidence: str, **asked: bool) -> None:
@@ -278,7 +272,7 @@ async def judge_run_async(
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence,
-                               specificity=specificity(rule_set))
+                               specificity=rule_set.evidence)
         with summary_if_interrupted(out, "csv"):
             judged = await _judge(store, trial_result.trials, frozen, task_list, options,
                                   progress, close=client is not model)

@@ -4,6 +4,7 @@ from agentcredit.schema.checklist import Checklist, ChecklistItem, Route, RulesR
 from agentcredit.schema.judgment import (
     Citation,
     EvidenceKind,
+    EvidenceRules,
     ItemJudgment,
     JudgeSource,
     Label,
@@ -56,6 +57,7 @@ __all__ = [
     "CriterionVerdict",
     "DroppedText",
     "EvidenceKind",
+    "EvidenceRules",
     "EvidenceState",
     "EvolutionEvent",
     "GuidanceStage",

@@ -13,6 +13,18 @@ EvidenceKind = Literal["output", "action", "claim", "authored", "unspecific"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
+class EvidenceRules(Record):
+    """When a cited quote is specific enough to count as evidence (the judge's quote check
+    and the turn verifier): the rules file's ``evidence`` section, recorded with every run."""
+
+    min_quote_chars: int = Field(default=6, ge=0, description=(
+        "Letters or digits of the environment's own text (echoes and tool labels taken "
+        "out) a quote must hold, unless it is a whole line of the step's output."))
+    max_step_share: float = Field(default=0.5, gt=0.0, le=1.0, description=(
+        "A quote found in more than this share of the log's steps with output (and in at "
+        "least 3 of them) proves nothing about one of them."))
+
+
 class Citation(Record):
     """Evidence for a label: a step of the log and a verbatim quote from it."""
 
