@@ -45,6 +45,8 @@ def serve(
     max_tokens: MaxTokensOpt = None,
     structured: StructuredOpt = "auto",
     context_tokens: ContextTokensOpt = None,
+    max_body_mb: Annotated[float, typer.Option(
+        "--max-body-mb", min=0.001, help="Largest request body; bigger ones get 413.")] = 64.0,
 ) -> None:
     """Serve SkillRubric rewards over HTTP: OpenRLHF's /get_reward, /turn_rewards, /health."""
     console = Console()
@@ -54,22 +56,24 @@ def serve(
                                     concurrency=concurrency)
         app = build_app(bank, model, process_weight=process_weight, skill=skill,
                         concurrency=concurrency, base_url=base_url, cache=cache, rpm=rpm,
-                        tpm=tpm, endpoint=endpoint)
+                        tpm=tpm, endpoint=endpoint,
+                        max_body_bytes=int(max_body_mb * 1e6))
         import uvicorn
     except ImportError:
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
     console.print(f"serving {q(bank)} with {q(model)} on http://{q(host)}:{q(port)} "
-                  "(POST /get_reward, POST /turn_rewards, GET /health); Ctrl-C stops after the "
-                  "requests in flight")
+                  "(POST /get_reward, POST /turn_rewards, GET /health, GET /openapi.json); "
+                  "Ctrl-C stops after the requests in flight")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def build_app(bank: Path, model: str, *, process_weight: float = 0.5,
               skill: str | None = None, concurrency: int = 64, base_url: str | None = None,
               cache: Path | None = None, rpm: int | None = None,
-              tpm: int | None = None, endpoint: EndpointSettings | None = None) -> Any:
+              tpm: int | None = None, endpoint: EndpointSettings | None = None,
+              max_body_bytes: int | None = None) -> Any:
     """The service's ASGI app: one bank, one verifier client (cache, limits) for all."""
     try:
         from agentcredit.serve.app import make_app
@@ -86,4 +90,5 @@ def build_app(bank: Path, model: str, *, process_weight: float = 0.5,
                           no_cache=False, concurrency=concurrency, rpm=rpm, tpm=tpm,
                           endpoint=endpoint)
     reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight)
-    return make_app(reward, skill=skill)
+    limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
+    return make_app(reward, skill=skill, **limits)

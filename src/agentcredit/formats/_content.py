@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentcredit.formats.safe_io import MAX_JSON_DEPTH, nesting_depth
 from agentcredit.schema import ImageRef
 
 
@@ -83,6 +84,9 @@ def arguments_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
     if isinstance(value, str):
+        if value.count("[") + value.count("{") > MAX_JSON_DEPTH and \
+                nesting_depth(value.encode("utf-8", "replace")) > MAX_JSON_DEPTH:
+            return {"raw": value}  # kept as text: nothing downstream recurses into it
         try:
             decoded = json.loads(value)
         except json.JSONDecodeError:

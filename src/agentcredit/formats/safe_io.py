@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator
@@ -28,6 +29,12 @@ DEFAULT_MAX_BYTES = int(float(os.environ.get("AGENTCREDIT_MAX_FILE_MB", "64")) *
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """Largest single line accepted in a JSON Lines file."""
+
+MAX_JSON_DEPTH = 64
+"""Deepest nesting of arrays and objects decoded from a string inside a document (tool
+arguments written as JSON text): deeper text is kept as text."""
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def file_size(path: Path) -> int:
@@ -177,6 +184,25 @@ def _left_open(text: str) -> bool:
         elif char in "]}":
             depth -= 1
     return in_string or depth > 0
+
+
+def nesting_depth(raw: bytes) -> int:
+    """The deepest bracket nesting of a JSON text, brackets inside strings not counted.
+
+    >>> nesting_depth(b'{"a": [1, {"b": "[[[["}]}'), nesting_depth(b'"x"'), nesting_depth(b"]")
+    (3, 0, 0)
+    """
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, b'\t\n\r ",.:-+0123456789'
+                                                   b"abcdefghijklmnopqrstuvwxyz"
+                                                   b"ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    if not brackets:
+        return 0
+    import numpy as np
+
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1,
+                     np.where((codes == ord("]")) | (codes == ord("}")), -1, 0))
+    return max(0, int(np.cumsum(steps).max()))
 
 
 def read_json(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:

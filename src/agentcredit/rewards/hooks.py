@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
 import os
 import threading
 from collections.abc import Coroutine, Sequence
@@ -22,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from agentcredit.errors import InputError
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model, ModelClient
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
@@ -30,13 +32,14 @@ from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Origin, RubricCriterion, SkillBank, Step, Trial, TrialVerdict
 
 T = TypeVar("T")
+_log = logging.getLogger("agentcredit.rewards")
 
 
 def trial_from_completion(prompt: Any, completion: Any, trial_id: str = "completion") -> Trial:
     """A one-trajectory trial from a TRL prompt and completion (strings or chat messages)."""
     messages: list[dict[str, Any]] = []
     for part, role in ((prompt, "user"), (completion, "assistant")):
-        if isinstance(part, str):
+        if isinstance(part, str) and (part or role == "assistant"):
             messages.append({"role": role, "content": part})
         elif isinstance(part, list):
             messages += [m for m in part if isinstance(m, dict)]
@@ -128,8 +131,20 @@ class SkillRubricReward:
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
         return list(await asyncio.gather(*(
-            self._one(i, p, c, t, s) for i, (p, c, t, s) in
+            self._contained(i, p, c, t, s) for i, (p, c, t, s) in
             enumerate(zip(prompts, completions, truths, skills, strict=True)))))
+
+    async def _contained(self, index: int, prompt: Any, completion: Any, truth: Any,
+                         skill_id: Any) -> tuple[float | None, dict[str, Any]]:
+        """One sample's reward; a sample that cannot be scored gets None and the reason,
+        never an exception that would cost the trainer the whole batch."""
+        try:
+            return await self._one(index, prompt, completion, truth, skill_id)
+        except InputError as exc:
+            return None, {"error": f"unreadable completion: {exc.reason}"}
+        except Exception as exc:  # a bug must not cost every reward of the step
+            _log.exception("reward of sample %d failed", index)
+            return None, {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
 
     async def _one(self, index: int, prompt: Any, completion: Any, truth: Any,
                    skill_id: Any) -> tuple[float | None, dict[str, Any]]:
@@ -163,6 +178,8 @@ class SkillRubricReward:
             return None
         satisfaction = rubric_satisfaction(verdict, skill.rubric)
         detail["satisfaction"] = satisfaction
+        if satisfaction is None:
+            detail["process"] = "the verifier found no rubric criterion applicable"
         detail["verdict"] = verdict
         return satisfaction
 

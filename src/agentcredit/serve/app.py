@@ -14,38 +14,60 @@ Endpoints:
   "detail"}]}``: per-turn advantages (:func:`agentcredit.rewards.hooks.turn_advantages`)
   with GRPO groups taken from ``group`` (default: the prompt).
 
-A request that cannot be served gets a 4xx answer with a one-line ``error``; the server
-goes on. The skill of a sample is ``skill_id`` when given, else the server's ``--skill``,
-else top-1 retrieval on the prompt text.
+- ``GET /openapi.json`` — the OpenAPI document of all of it
+  (:mod:`agentcredit.serve.models`).
+
+A request that cannot be served gets a 4xx answer with a one-line ``error`` naming the field
+(bodies are bounded in size and nesting depth before they are parsed, see
+:mod:`agentcredit.serve.body`); the server goes on. A well-formed request always gets one
+reward per sample: a sample that cannot be scored gets a null reward (0 in ``/get_reward``,
+whose protocol wants numbers) and its reason, never a 5xx. The skill of a sample is
+``skill_id`` when given, else the server's ``--skill``, else top-1 retrieval on the prompt.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
+import logging
+import math
 from collections.abc import AsyncIterator
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agentcredit.rewards.hooks import SkillRubricReward, turn_advantages
+from agentcredit.errors import InputError
+from agentcredit.rewards.hooks import SkillRubricReward, trial_from_completion, turn_advantages
 from agentcredit.schema import TrialVerdict
+from agentcredit.serve.body import MAX_BODY_BYTES, MAX_DEPTH, BadBody, parse_body
+from agentcredit.serve.models import (
+    GetRewardRequest,
+    Trajectory,
+    TurnRewardsRequest,
+    openapi_document,
+    validation_message,
+)
 from agentcredit.skills.embed import make_embedder
 from agentcredit.skills.ranking import retrieve
 
-MAX_ITEMS = 4096
+log = logging.getLogger("agentcredit.serve")
 
 
 class BadRequest(ValueError):
     """A request the service cannot serve; its message is the one-line 4xx reason."""
 
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
 
-def make_app(reward: SkillRubricReward, *, skill: str | None = None) -> Starlette:
+
+def make_app(reward: SkillRubricReward, *, skill: str | None = None,
+             max_body_bytes: int = MAX_BODY_BYTES, max_depth: int = MAX_DEPTH) -> Starlette:
     """The ASGI app around one shared reward (bank, verifier client, cache, limits)."""
-    service = _Service(reward, skill)
+    service = _Service(reward, skill, max_body_bytes, max_depth)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -55,14 +77,17 @@ def make_app(reward: SkillRubricReward, *, skill: str | None = None) -> Starlett
 
     return Starlette(lifespan=lifespan, routes=[
         Route("/health", service.health, methods=["GET"]),
+        Route("/openapi.json", service.openapi, methods=["GET"]),
         Route("/get_reward", service.get_reward, methods=["POST"]),
         Route("/turn_rewards", service.turn_rewards, methods=["POST"]),
     ])
 
 
 class _Service:
-    def __init__(self, reward: SkillRubricReward, skill: str | None) -> None:
+    def __init__(self, reward: SkillRubricReward, skill: str | None, max_body_bytes: int,
+                 max_depth: int) -> None:
         self.reward, self.skill = reward, skill
+        self.max_body_bytes, self.max_depth = max_body_bytes, max_depth
         self.embedder = make_embedder("lexical")
 
     async def health(self, request: Request) -> JSONResponse:
@@ -71,57 +96,88 @@ class _Service:
                              "model": self.reward.verifier.model_id if self.reward.verifier
                              else None, "skills": len(bank.skills) if bank else 0})
 
-    async def get_reward(self, request: Request) -> JSONResponse:
+    async def openapi(self, request: Request) -> JSONResponse:
+        from agentcredit import __version__
+
+        return JSONResponse(openapi_document(__version__))
+
+    async def get_reward(self, request: Request) -> Response:
         try:
-            body = await _body(request)
-            queries = _strings(body, "query", required=True)
-            prompts = _strings(body, "prompts", length=len(queries))
-            labels = body.get("labels") or [None] * len(queries)
-            if not isinstance(labels, list) or len(labels) != len(queries):
-                raise BadRequest("labels must be a list as long as query")
+            body = await self._read(request, GetRewardRequest)
         except BadRequest as exc:
             return _bad(exc)
+        except ClientDisconnect:
+            return _disconnected(request)
+        assert isinstance(body, GetRewardRequest)
+        queries = body.query
+        prompts = body.prompts or [""] * len(queries)
+        labels = body.labels or [None] * len(queries)
         responses = [q[len(p):] if p and q.startswith(p) else q
                      for q, p in zip(queries, prompts, strict=True)]
         skills = await self._skills(prompts, [None] * len(queries))
         scored = await self.reward.score_details(
             prompts, responses, ground_truth=[None if x is None else str(x) for x in labels],
             skill_id=skills)
-        details = [d for _, d in scored]
-        rewards = [0.0 if v is None else float(v) for v, _ in scored]
-        satisfied = [d["satisfaction"] for d in details if "satisfaction" in d]
+        rewards = [_finite(v) for v, _ in scored]
+        satisfied = [s for _, d in scored if (s := _finite(d.get("satisfaction"))) is not None]
         return JSONResponse({
-            "rewards": rewards, "scores": [min(1.0, max(0.0, r)) for r in rewards],
+            "rewards": [0.0 if r is None else r for r in rewards],
+            "scores": [0.0 if r is None else min(1.0, max(0.0, r)) for r in rewards],
             "extra_logs": {"satisfaction_mean": sum(satisfied) / len(satisfied)
                            if satisfied else None, "verified": len(satisfied),
-                           "skills": skills}})
+                           "skills": skills,
+                           "unscored": [_why(d) if s is None else None
+                                        for (_, d), s in zip(scored, rewards, strict=True)]}})
 
-    async def turn_rewards(self, request: Request) -> JSONResponse:
+    async def turn_rewards(self, request: Request) -> Response:
         try:
-            body = await _body(request)
-            items = body.get("trajectories")
-            if not isinstance(items, list) or not items or len(items) > MAX_ITEMS:
-                raise BadRequest(f"trajectories must be a list of 1-{MAX_ITEMS} objects")
-            if not all(isinstance(i, dict) and "completion" in i for i in items):
-                raise BadRequest("every trajectory needs a completion")
+            body = await self._read(request, TurnRewardsRequest)
+            assert isinstance(body, TurnRewardsRequest)
+            items = [_plain(t) for t in body.trajectories]
+            for n, item in enumerate(items):
+                _readable(n, item)
         except BadRequest as exc:
             return _bad(exc)
+        except ClientDisconnect:
+            return _disconnected(request)
         return JSONResponse({"trajectories": await self._turns(items)})
+
+    async def _read(self, request: Request, model: type[BaseModel]) -> BaseModel:
+        """The request body, bounded, parsed and validated against ``model``."""
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise BadRequest(_too_large(int(declared), self.max_body_bytes), 413)
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise BadRequest(_too_large(size, self.max_body_bytes), 413)
+            chunks.append(chunk)
+        try:
+            value = parse_body(b"".join(chunks), max_depth=self.max_depth)
+        except BadBody as exc:
+            raise BadRequest(str(exc), exc.status) from None
+        if not isinstance(value, dict):
+            raise BadRequest(f"the body must be a JSON object, not {_kind(value)}")
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            raise BadRequest(validation_message(exc)) from None
 
     async def _turns(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
         prompts = [_text(i.get("prompt")) for i in items]
         skills = await self._skills(prompts, [i.get("skill_id") for i in items])
         scored = await self.reward.score_details(
             [i.get("prompt", "") for i in items], [i["completion"] for i in items],
-            ground_truth=[i.get("ground_truth") for i in items], skill_id=skills)
+            ground_truth=[_truth(i.get("ground_truth")) for i in items], skill_id=skills)
         out: list[dict[str, Any]] = []
         verdicts: list[tuple[int, TrialVerdict, Any]] = []
         for n, (value, detail) in enumerate(scored):
-            out.append({"reward": value, "outcome": detail.get("outcome"),
-                        "satisfaction": detail.get("satisfaction"), "skill_id": skills[n],
-                        "turn_steps": [], "advantages": [],
+            out.append({"reward": _finite(value), "outcome": _finite(detail.get("outcome")),
+                        "satisfaction": _finite(detail.get("satisfaction")),
+                        "skill_id": skills[n], "turn_steps": [], "advantages": [],
                         "detail": {k: v for k, v in detail.items()
-                                   if isinstance(v, (int, float, str))}})
+                                   if isinstance(v, str) or _finite(v) is not None}})
             verdict = detail.get("verdict")
             bank = self.reward.bank
             skill = bank.get(skills[n] or "") if bank else None
@@ -138,12 +194,12 @@ class _Service:
             return
         arrays = turn_advantages(
             [v for _, v, _ in verdicts], [r for _, _, r in verdicts],
-            [details[n].get("outcome") for n, _, _ in verdicts],
+            [_finite(details[n].get("outcome")) for n, _, _ in verdicts],
             [str(items[n].get("group") or prompts[n]) for n, _, _ in verdicts],
             process_weight=self.reward.process_weight)
         for (n, verdict, _), values in zip(verdicts, arrays, strict=True):
             out[n]["turn_steps"] = list(verdict.turn_steps)
-            out[n]["advantages"] = [float(x) for x in values]
+            out[n]["advantages"] = [x if math.isfinite(x) else 0.0 for x in map(float, values)]
 
     async def _skills(self, prompts: list[str], given: list[Any]) -> list[str | None]:
         """Each sample's skill: its own, the server's, else top-1 retrieval on the prompt."""
@@ -162,28 +218,33 @@ class _Service:
         return chosen
 
 
-async def _body(request: Request) -> dict[str, Any]:
+def _plain(trajectory: Trajectory) -> dict[str, Any]:
+    """A validated trajectory as the plain values the reward hook reads."""
+    return trajectory.model_dump(mode="json", exclude_none=True)
+
+
+def _readable(n: int, item: dict[str, Any]) -> None:
+    """Refuse a trajectory whose messages do not make a trajectory (a tool result first)."""
     try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"the body is not JSON ({exc})") from None
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    return body
+        trial_from_completion(item.get("prompt", ""), item["completion"])
+    except InputError as exc:
+        raise BadRequest(f"trajectories[{n}]: {exc.reason}") from None
 
 
-def _strings(body: dict[str, Any], key: str, *, required: bool = False,
-             length: int | None = None) -> list[str]:
-    value = body.get(key)
-    if value is None and not required and length is not None:
-        return [""] * length
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise BadRequest(f"{key} must be a list of strings")
-    if not value or len(value) > MAX_ITEMS:
-        raise BadRequest(f"{key} must hold 1-{MAX_ITEMS} strings")
-    if length is not None and len(value) != length:
-        raise BadRequest(f"{key} must be as long as query ({length}), not {len(value)}")
-    return list(value)
+def _truth(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _finite(value: Any) -> float | None:
+    """A number JSON can carry, else None (NaN and infinities are not rewards)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _why(detail: dict[str, Any]) -> str:
+    return str(detail.get("error") or detail.get("process") or "nothing applies (no label "
+               "and no rubric score)")
 
 
 def _text(value: Any) -> str:
@@ -194,5 +255,22 @@ def _text(value: Any) -> str:
     return ""
 
 
+def _kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+def _too_large(size: int, limit: int) -> str:
+    return f"the body is {size:,} bytes or more (at most {limit:,})"
+
+
 def _bad(exc: BadRequest) -> JSONResponse:
-    return JSONResponse({"error": str(exc)}, status_code=400)
+    return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+
+def _disconnected(request: Request) -> Response:
+    client = request.client
+    where = f"{client.host}:{client.port}" if client else "a client"
+    log.warning("%s disconnected before its %s %s body was read; nothing was scored",
+                where, request.method, request.url.path)
+    return Response(status_code=400)

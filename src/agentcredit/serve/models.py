@@ -1,0 +1,177 @@
+"""The reward service's contract: request and response models, and the OpenAPI document
+written from them (``GET /openapi.json``).
+
+A request is validated against these models before anything is scored; a request that does
+not fit gets a 400 whose ``error`` names the field (``trajectories[2].completion[0].role:
+...``). The OpenAPI document is generated from the same models, so what the service checks
+and what it publishes cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.json_schema import models_json_schema
+
+MAX_ITEMS = 4096
+
+Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
+Scalar = str | int | float | bool | None
+_UNION_TAG = re.compile(r"^(?:str|int|float|bool|none|dict|list)$|\[|-")
+ROUTES: dict[str, tuple[str, type[BaseModel] | None, type[BaseModel], str]] = {}
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class ToolFunction(_Model):
+    """The function of an OpenAI tool call."""
+
+    name: str = Field(default="unknown", max_length=200)
+    arguments: str | dict[str, Any] | None = None
+
+
+class ToolCall(_Model):
+    """An OpenAI-style tool call of an assistant message."""
+
+    id: str | None = None
+    type: str | None = None
+    function: ToolFunction | None = None
+
+
+class ChatMessage(_Model):
+    """One chat message (OpenAI shape); ``tool`` and ``function`` messages are results."""
+
+    role: Role
+    content: str | list[str | dict[str, Any]] | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+Conversation = str | list[ChatMessage]
+
+
+class GetRewardRequest(_Model):
+    """OpenRLHF's remote reward request: prompt+response texts, their prompts, labels."""
+
+    query: list[str] = Field(min_length=1, max_length=MAX_ITEMS)
+    prompts: list[str] | None = Field(default=None, max_length=MAX_ITEMS)
+    labels: list[Scalar] | None = Field(default=None, max_length=MAX_ITEMS)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> GetRewardRequest:
+        for name in ("prompts", "labels"):
+            value = getattr(self, name)
+            if value is not None and len(value) != len(self.query):
+                raise ValueError(f"{name} must be as long as query ({len(self.query)}), "
+                                 f"not {len(value)}")
+        return self
+
+
+class Trajectory(_Model):
+    """One trajectory to score turn by turn."""
+
+    completion: Conversation
+    prompt: Conversation = ""
+    skill_id: str | None = None
+    ground_truth: Scalar = None
+    group: str | int | None = None
+
+
+class TurnRewardsRequest(_Model):
+    trajectories: list[Trajectory] = Field(min_length=1, max_length=MAX_ITEMS)
+
+
+class GetRewardResponse(BaseModel):
+    """Rewards (``outcome + λ·S``, 0 where nothing applies), scores clipped to [0, 1], and
+    ``extra_logs`` with ``unscored``: per sample, why it earned no process score (or null)."""
+
+    rewards: list[float]
+    scores: list[float]
+    extra_logs: dict[str, Any]
+
+
+class TurnResult(BaseModel):
+    """One trajectory's reward (null with ``detail.process`` or ``detail.error`` saying why
+    nothing applied), outcome, rubric satisfaction and per-turn advantages."""
+
+    reward: float | None
+    outcome: float | None
+    satisfaction: float | None
+    skill_id: str | None
+    turn_steps: list[int]
+    advantages: list[float]
+    detail: dict[str, Scalar]
+
+
+class TurnRewardsResponse(BaseModel):
+    trajectories: list[TurnResult]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    bank: str | None
+    model: str | None
+    skills: int
+
+
+class ErrorResponse(BaseModel):
+    """A request the service cannot serve: one line saying what is wrong."""
+
+    error: str
+
+
+ROUTES.update({
+    "/health": ("get", None, Health, "The service, its bank and its verifier model."),
+    "/get_reward": ("post", GetRewardRequest, GetRewardResponse,
+                    "OpenRLHF's remote reward model protocol."),
+    "/turn_rewards": ("post", TurnRewardsRequest, TurnRewardsResponse,
+                      "Per-turn rewards and advantages of trajectories."),
+})
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first validation error as one line naming the field.
+
+    >>> try:
+    ...     TurnRewardsRequest.model_validate({"trajectories": [{"completion": [{"role": 1}]}]})
+    ... except ValidationError as exc:
+    ...     print(validation_message(exc)[:50])
+    trajectories[0].completion[0].role: Input should b
+    """
+    errors = exc.errors(include_url=False)
+    first = max(errors, key=lambda e: len(e["loc"]))  # the member a union came closest to
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"]
+                    if isinstance(p, int) or not _UNION_TAG.search(p))
+    where = where.lstrip(".") or "body"
+    more = f" (and {len(errors) - 1} more errors)" if len(errors) > 1 else ""
+    message = " ".join(str(first["msg"]).split())[:300]
+    return f"{where}: {message}{more}"
+
+
+def openapi_document(version: str) -> dict[str, Any]:
+    """The service's OpenAPI 3.1 document, written from the models above."""
+    models = {m for _, request, response, _ in ROUTES.values()
+              for m in (request, response) if m is not None} | {ErrorResponse}
+    refs, schema = models_json_schema(
+        [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)],
+        ref_template="#/components/schemas/{model}")
+    paths: dict[str, Any] = {}
+    error = {"description": "A request the service cannot serve", "content": {
+        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorResponse"}}}}
+    for path, (method, request, response, summary) in ROUTES.items():
+        operation: dict[str, Any] = {"summary": summary, "responses": {
+            "200": {"description": "Served", "content": {"application/json": {
+                "schema": refs[(response, "validation")]}}}}}
+        if request is not None:
+            operation["requestBody"] = {"required": True, "content": {"application/json": {
+                "schema": refs[(request, "validation")]}}}
+            operation["responses"].update({"400": error, "413": error})
+        paths[path] = {method: operation}
+    return {"openapi": "3.1.0",
+            "info": {"title": "agentcredit reward service", "version": version},
+            "paths": paths, "components": {"schemas": schema.get("$defs", {})}}
