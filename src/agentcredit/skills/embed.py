@@ -1,7 +1,8 @@
 """Embedding backends for clustering skills and retrieving them: lexical, OpenAI, MiniLM.
 
 - ``lexical`` (default, no dependency): TF-IDF vectors of the whole collection embedded at
-  once. Tokens are lower-case ``[a-z0-9]+`` runs without stop words; a token's weight in a
+  once. Tokens are lower-case ``[a-z0-9]+`` runs without stop words, a plural ``-s``
+  folded (:func:`tokens`); a token's weight in a
   text is ``tf * idf`` with ``tf`` its count and ``idf = ln((1 + N) / (1 + df)) + 1`` (N
   texts in the collection, df of them containing it); each vector is L2-normalised, so a
   dot product is the cosine similarity.
@@ -48,12 +49,21 @@ class Embedder(Protocol):
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens without stop words.
+    """Lower-case word tokens without stop words (:data:`checklists.text.STOP`, the one
+    list), a plural ``-s`` folded onto its singular so "tables" meets "table".
 
-    >>> tokens("Filter the ERROR lines of a log")
-    ['filter', 'error', 'lines', 'log']
+    >>> tokens("Filter the ERROR lines of a log; tables, class, status")
+    ['filter', 'error', 'line', 'log', 'table', 'class', 'status']
     """
-    return [t for t in _TOKEN.findall(text.lower()) if t not in STOP]
+    return [_singular(t) for t in _TOKEN.findall(text.lower()) if t not in STOP]
+
+
+def _singular(token: str) -> str:
+    """``token`` without a plural ``-s`` (words of five letters or more, not ``-ss``/``-us``/
+    ``-is``): a fold, not a stemmer; both sides of a comparison go through it."""
+    if len(token) > 4 and token[-1] == "s" and token[-2] not in "siu":
+        return token[:-1]
+    return token
 
 
 def tfidf(texts: Sequence[str]) -> Any:
