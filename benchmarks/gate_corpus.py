@@ -3,8 +3,10 @@
 The corpus (``tests/data/gate_corpus``) holds rubric criteria written for real Agent Skills
 of the shared SkillsBench corpus: natural ones the gates must accept, and planted ones that
 name a tool of the skill's guidance (S-TOOL must catch them) or name nothing observable
-(S-EVIDENCE must catch them). Prints one line per label with its rate, then per-gate
-precision (of the texts a gate rejected, how many were planted for it) and recall.
+(S-EVIDENCE must catch them), criteria whose tool names are plain English words
+(``english_words.yaml``), and built skills. Prints one line per label with its rate, then per
+gate its false positives (natural texts it refused), false negatives (planted texts it let
+through), precision and recall.
 
     python benchmarks/gate_corpus.py [--misses] [--refresh]
 
@@ -40,7 +42,8 @@ def main() -> None:
         context = gate_corpus.extract_build_context()
         gate_corpus.BUILD_CONTEXT.write_text(json.dumps(context, indent=1) + "\n")
         print(f"refreshed {gate_corpus.BUILD_CONTEXT} ({len(context['leaks'])} tasks)")
-    groups = [("imported rubrics", gate_corpus.score_imported())]
+    groups = [("imported rubrics", gate_corpus.score_imported()),
+              ("English words as tool names", gate_corpus.score_english())]
     groups += [("built skills", gate_corpus.score_built())] if gate_corpus.BUILT.exists() else []
     for title, scores in groups:
         print(f"== {title}")
@@ -53,9 +56,12 @@ def main() -> None:
             if key not in scores:
                 continue
             caught = scores[key].right
+            missed = scores[key].total - caught
             false = sum(1 for m in natural.misses if f"[{gate}]" in m)
             precision = caught / (caught + false) if caught + false else 1.0
-            print(f"{gate:<11} precision {precision:.3f}  recall {scores[key].rate:.3f}")
+            print(f"{gate:<11} false positives {false:>2} of {natural.total:<3} natural  "
+                  f"false negatives {missed:>2} of {scores[key].total:<3} planted  "
+                  f"precision {precision:.3f}  recall {scores[key].rate:.3f}")
 
 
 if __name__ == "__main__":

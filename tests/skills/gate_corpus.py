@@ -24,6 +24,7 @@ from agentcredit.skills.tool_names import ToolOrigin, ToolSet, guidance_tools
 DATA = Path(__file__).resolve().parents[1] / "data" / "gate_corpus"
 IMPORTED = DATA / "imported.yaml"
 BUILT = DATA / "built.yaml"
+ENGLISH = DATA / "english_words.yaml"
 GUIDANCE_TOOLS = DATA / "guidance_tools.json"
 SKILLS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "skillsbench" / "skills"
 
@@ -112,6 +113,35 @@ def score_imported() -> dict[str, Tally]:
             failures = gate_failures(texts, context)
             unobservable.add(any(f.code == "S-EVIDENCE" for f in failures),
                              f"{entry['path']}: {texts}")
+    return {"natural": natural, "tool": tool, "unobservable": unobservable}
+
+
+def english_groups() -> list[dict[str, Any]]:
+    groups: list[dict[str, Any]] = yaml.safe_load(ENGLISH.read_text())["groups"]
+    return groups
+
+
+def score_english() -> dict[str, Tally]:
+    """Criteria where a tool's name is a plain English word: accepted when the word is used
+    in its everyday sense, caught by S-TOOL when it names the tool; and planted
+    states of mind that use the same verbs (declared, marked, claimed), caught by
+    S-EVIDENCE."""
+    natural = Tally("English-word criteria accepted (all gates)")
+    tool = Tally("English-word tool names caught (S-TOOL)")
+    unobservable = Tally("planted non-observable caught (S-EVIDENCE)")
+    for group in english_groups():
+        context = GateContext(tools=_toolset(group["tools"] or {}), require_trials=False)
+        for texts in group.get("natural", ()):
+            failures = gate_failures(texts, context)
+            reasons = "; ".join(f"[{f.code}] {f.message}" for f in failures)
+            natural.add(not failures, f"{group['name']}: {texts[0]!r} -> {reasons}")
+        for texts in group.get("tool", ()):
+            failures = gate_failures(texts, context)
+            tool.add(any(f.code == "S-TOOL" for f in failures), f"{group['name']}: {texts}")
+        for texts in group.get("unobservable", ()):
+            failures = gate_failures(texts, context)
+            unobservable.add(any(f.code == "S-EVIDENCE" for f in failures),
+                             f"{group['name']}: {texts}")
     return {"natural": natural, "tool": tool, "unobservable": unobservable}
 
 

@@ -30,6 +30,14 @@ def test_imported_rubrics_natural_accepted_planted_tools_and_unobservables_caugh
     _check(scores["unobservable"], 20, 0.90)
 
 
+def test_english_word_tool_names_accepted_as_words_and_caught_as_tools() -> None:
+    # Before the modifier and "and"-joined readings: 22/28 accepted, 10/11 caught.
+    scores = gate_corpus.score_english()
+    _check(scores["natural"], 28, 1.0)
+    _check(scores["tool"], 11, 1.0)
+    _check(scores["unobservable"], 2, 1.0)
+
+
 def test_the_stored_guidance_tools_are_what_the_real_skills_invoke(corpus: Path) -> None:
     paths = [entry["path"] for entry in gate_corpus.imported_entries()]
     fresh = gate_corpus.extract_tools(paths, corpus / "skillsbench" / "skills")

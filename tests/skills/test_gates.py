@@ -158,3 +158,32 @@ def test_an_api_the_guidance_documents_counts_as_its_tools() -> None:
     field_only = make_skill(rubric=(criterion(1), criterion(2), criterion(
         3, evidence="The `load_problem` entry of status.json shows true.")))
     assert codes(field_only, context) == []
+
+
+def test_english_words_that_are_also_tool_names_pass_in_their_plain_sense() -> None:
+    # Issue 41: "scholarly" refused because the guidance installs the scholarly package,
+    # "skill" refused because a trial called Claude Code's Skill tool.
+    context = GateContext(tools={
+        "scholarly": tool_names.ToolOrigin("package", "installed in the guidance"),
+        "skill": tool_names.ToolOrigin("call", "a tool call in trial t1")},
+        require_trials=False)
+    plain = make_skill(rubric=(criterion(1), criterion(
+        2, statement="Every claim is backed by scholarly sources found through scholarly "
+                     "databases."), criterion(
+        3, statement="The report is written with skill and care for the reader.")))
+    assert codes(plain, context) == []
+    for statement in ("Citations were fetched with scholarly.", "It uses the Skill tool.",
+                      "The guide was loaded with `Skill`."):
+        tooled = make_skill(rubric=(criterion(1), criterion(2), criterion(
+            3, statement=statement)))
+        assert codes(tooled, context) == ["S-TOOL"], statement
+
+
+def test_declared_and_marked_states_of_a_file_are_observable() -> None:
+    # Issue 41: called "a state of mind or intent, not an output".
+    done = make_skill(rubric=(criterion(1), criterion(2), criterion(
+        3, failure="The task is declared done while phases are still pending or unmarked.")))
+    assert codes(done, GateContext(require_trials=False)) == []
+    believed = make_skill(rubric=(criterion(1), criterion(2), criterion(
+        3, failure="The agent feels sure it marked everything.")))
+    assert codes(believed, GateContext(require_trials=False)) == ["S-EVIDENCE"]

@@ -38,7 +38,7 @@ LEAK = "S-LEAK"
 TOOL = "S-TOOL"
 EVIDENCE = "S-EVIDENCE"
 LINEAGE = "S-LINEAGE"
-RULES_VERSION = "skill-gates-3"  # 3: Python run via the shell, documented APIs are tools
+RULES_VERSION = "skill-gates-4"  # 4: English-word tool names read in context; marking is observable
 MIN_PARTS, MAX_PARTS = 3, 5
 
 _WORDS = re.compile(r"[a-z]+")
@@ -53,6 +53,14 @@ DISPLAY = frozenset({
     "states", "says", "exists", "visible", "missing", "absent", "present", "empty",
     "equals", "matches", "match", "mismatch", "differs", "opens", "fails", "passes",
 })
+RECORDED = frozenset({
+    "declares", "declared", "declare", "claims", "claimed", "claim", "marks", "marked",
+    "unmarked", "announces", "announced", "flags", "flagged", "labels", "labelled", "labeled",
+    "ticked", "unticked", "checked", "unchecked", "pending", "recorded", "records",
+})
+"""Acts of stating and marking: they leave a record ("declared done", "marked complete")
+and so are observable, but unlike :data:`DISPLAY` they do not make a state of mind
+observable ("feels sure it marked everything")."""
 ARTIFACTS = frozenset({
     "output", "file", "files", "log", "logs", "message", "messages", "error", "errors",
     "warning", "warnings", "traceback", "exception", "value", "values", "table", "tables",
@@ -87,6 +95,8 @@ ARTIFACTS = frozenset({
     "certificate", "signature", "hash", "checksum", "archive", "package", "build",
     "binary", "function", "class", "method", "variable", "config", "configuration",
     "setting", "settings", "step", "steps", "action", "actions", "goal", "state", "states",
+    "phase", "phases", "checklist", "checklists", "checkbox", "checkboxes", "todo", "todos",
+    "milestone", "milestones", "progress", "tracker",
 })
 MENTAL = re.compile(
     r"\b(?:understand\w*|understood|know|knows|knew|knowledge|realiz\w*|realis\w*|"
@@ -187,6 +197,10 @@ def observable(text: str) -> str | None:
     True
     >>> observable("The agent understands the PDF layout.")
     'describes a state of mind or intent, not an output'
+    >>> observable("The task is declared done while phases are still pending.") is None
+    True
+    >>> observable("The agent feels sure it marked everything.")
+    'describes a state of mind or intent, not an output'
     >>> observable("The approach is sound and thorough.")
     'names nothing observable (an output, file, value, message, ...)'
     """
@@ -196,7 +210,7 @@ def observable(text: str) -> str | None:
     vocabulary = set(words)
     if MENTAL.search(text) and not DISPLAY & vocabulary:
         return "describes a state of mind or intent, not an output"
-    if not (ARTIFACTS | DISPLAY) & vocabulary and not _SHAPE_CUES.search(text):
+    if not (ARTIFACTS | DISPLAY | RECORDED) & vocabulary and not _SHAPE_CUES.search(text):
         return "names nothing observable (an output, file, value, message, ...)"
     return None
 

@@ -14,7 +14,11 @@ Prose, assignment targets, dictionary keys and comments never make a tool.
 A criterion *names* a tool (:func:`named_tools`) when the tool's name appears as a token,
 and, for a name that is also an everyday word ("read", "sort", "skill", "find"), only in a
 tool-reference position: in backticks, right after an invocation verb ("ran sort"), right
-before a tool noun ("the Skill tool", "the find command") or before an option ("sort -n").
+before a tool noun ("the Skill tool", "the find command"), before an option ("sort -n")
+or after "built on"/"relies on". After a preposition ("with", "through", "using"), a name
+that is an English word at all is that word, not the tool, when it modifies the prose word
+after it ("scholarly sources", "with rich detail"; a plural such as "pandas appear" never
+does) or is joined by "and"/"or" to a plain word ("with skill and care").
 Whether a word is an everyday one is decided by an English frequency lexicon (the
 ``pyspellchecker`` word list: 160k words with their counts in subtitles) plus file-format
 names, which describe outputs, not tools.
@@ -37,6 +41,10 @@ ToolKind = Literal["call", "command", "package", "module", "function"]
 COMMON_WORD_COUNT = 1000
 """A word seen at least this often in the lexicon is an everyday word (``grep`` 0,
 ``pandas`` 706, ``export`` 2,664, ``sort`` 339,579)."""
+ENGLISH_WORD_COUNT = 100
+"""A word seen at least this often in the lexicon is an English word at all (``scholarly``
+634, ``databases`` 921, ``ssh`` 50): after a name, such a word can be what the name
+modifies."""
 FORMATS = frozenset({
     "csv", "tsv", "json", "jsonl", "ndjson", "xml", "html", "htm", "yaml", "yml", "toml", "ini",
     "pdf", "doc", "docx", "xls", "xlsx", "xlsm", "ppt", "pptx", "odt", "ods", "md", "markdown",
@@ -77,6 +85,14 @@ _INLINE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z`\n]{0,2}$")
 _WORD_AFTER = re.compile(r"^[\s`'\"]{0,2}(-{1,2}[A-Za-z]|[A-Za-z]+)")
+# "built on click", "relies on pandas": the object of these is what the work stands on.
+_STANDS_ON = re.compile(r"\b(?:built|based|relies|rely|relying|depends|depend|depending)"
+                        r"\s+on\s*$", re.IGNORECASE)
+# Positions after a preposition, where a plain word reads as often as a tool ("with rich
+# detail", "through scholarly databases"); after "ran"/"calls" a name is the tool.
+_WEAK = frozenset(f"after {word!r}" for word in ("with", "through", "via", "using", "on"))
+# "with skill and care": a name joined to a plain word is that word.
+_JOINED = re.compile(r" (?:and|or) ([a-z]+)\b(?![-_(`/]|\.\w)")
 _COMMAND = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _PACKAGE = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,60}")
 # An API entry in inline code: `load-problem(domain_path, problem_path)`.
@@ -85,6 +101,14 @@ _SIGNATURE = re.compile(r"^([A-Za-z_][\w.-]*[A-Za-z0-9_])\s*\([^()]*\)$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}$")
 # A call of a name in Python code (not a method, not a definition).
 _BARE_CALL = re.compile(r"(?<![\w.])(?<!def )([A-Za-z_]\w*)\s*\(")
+_NEXT_WORD = re.compile(r" ([A-Za-z]+)\b(?![-_(`/]|\.\w)")
+# Words after which a name reads as the object of an action, not as a modifier.
+_LINKS = frozenset({
+    "over", "across", "against", "after", "before", "then", "via", "through", "inside",
+    "under", "until", "while", "when", "where", "which", "who", "whose", "instead", "again",
+    "first", "once", "only", "here", "also", "directly", "alone", "too", "like", "about",
+    "without", "within", "onto", "up", "out", "off", "down", "per", "rather", "but", "nor",
+})
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _PYTHON = re.compile(r"^(?:python|python3|python3\.\d+|ipython|pypy3?)$")
@@ -479,8 +503,12 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
                     position = "as a call"
                 elif position == "in backticks":
                     position = None
-            elif position is None and not _everyday(token, name, origin):
+            elif position is None and not _everyday(token, name, origin) and \
+                    not (_lexicon().get(name, 0) and _modifies(text, end)):
                 position = "as a word"
+            elif position in _WEAK and _lexicon().get(name, 0) and not tool_shaped(name) and \
+                    (_modifies(text, end) or _joined_to_prose(text, end, tools)):
+                position = None  # "with rich detail", "with skill and care"
             if position is not None:
                 seen.add(name)
                 found.append(NamedTool(token, name, origin, position))
@@ -504,6 +532,41 @@ def _everyday(token: str, name: str, origin: ToolOrigin) -> bool:
     return (origin.kind == "call" and name.isalpha()) or common_word(name)
 
 
+def _modifies(text: str, end: int) -> bool:
+    """Whether the word ending at ``end`` reads as a modifier of the prose word right after
+    it ("scholarly sources", "rich detail"): that next word is a lower-case English word,
+    neither a stop word, a preposition nor a tool noun. A tool's name is followed by its
+    object's preposition, punctuation or a code token instead ("pandas to load", "grep over
+    the log", "pandas DataFrame").
+
+    >>> [_modifies(t, t.index(w) + len(w)) for t, w in (("from scholarly sources", "scholarly"),
+    ...     ("ran grep over it", "grep"), ("with pandas.", "pandas"), ("a pandas DataFrame",
+    ...     "pandas"), ("with rich detail", "rich"), ("the Skill tool", "Skill"),
+    ...     ("computed with pandas appear", "pandas"))]
+    [True, False, False, False, True, False, False]
+    """
+    if text[end - 1] == "s" and text[end - 2:end] != "ss":
+        return False  # a plural is what a verb follows ("pandas appear"), not a modifier
+    after = _NEXT_WORD.match(text, end)
+    if after is None:
+        return False
+    word = after.group(1)
+    return word.islower() and word not in STOP and word not in _LINKS and \
+        word not in _TOOL_NOUNS and _lexicon().get(word, 0) >= ENGLISH_WORD_COUNT
+
+
+def _joined_to_prose(text: str, end: int, tools: ToolSet) -> bool:
+    """Whether the word ending at ``end`` is joined by "and"/"or" to a plain English word
+    that is no tool ("with skill and care"), rather than to another tool ("with grep and
+    sed")."""
+    after = _JOINED.match(text, end)
+    if after is None:
+        return False
+    word = after.group(1)
+    return word not in tools and word not in STOP and \
+        _lexicon().get(word, 0) >= ENGLISH_WORD_COUNT
+
+
 def _position(text: str, start: int, end: int) -> str | None:
     """The tool-reference position a token at ``start:end`` is in, if any."""
     if text.count("`", 0, start) % 2 == 1 and "`" in text[end:]:
@@ -511,6 +574,8 @@ def _position(text: str, start: int, end: int) -> str | None:
     before = _WORD_BEFORE.search(text[max(0, start - 40):start])
     if before and before.group(1).lower() in _INVOKE:
         return f"after {before.group(1)!r}"
+    if _STANDS_ON.search(text[max(0, start - 40):start]):
+        return "after 'on'"
     after = _WORD_AFTER.match(text[end:end + 40])
     if after:
         word = after.group(1)
