@@ -134,3 +134,46 @@ def test_checklist_synthesis_ends_in_a_gated_checklist_or_a_rejection(data: Any,
         assert len({item.id for item in result.items}) == len(result.items)
     else:
         assert str(result)
+
+
+@settings(PROPERTY, max_examples=10)
+@given(data=st.data())
+def test_a_bank_build_ends_in_gated_skills_or_recorded_failures(data: Any) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from agentcredit.skills.build import BuildOptions, build_bank
+    from agentcredit.skills.embed import make_embedder
+    from agentcredit.skills.gates import GateContext, run_skill_gates
+
+    with tempfile.TemporaryDirectory() as folder:
+        options = BuildOptions(model=_model(data), embedder=make_embedder("lexical"), tau=0.5)
+        task = TASKS["csv-sales-summary"]  # one task: every call's draw fits one example
+        trials = [t for t in TRIALS if t.task_id == task.id]
+        report = asyncio.run(build_bank(trials, [task], Path(folder) / "bank", options))
+        event(f"bank of {len(report.bank.skills) if report.bank else 'none'}, "
+              f"{len(report.rejected)} rejected, {len(report.failed)} failed")
+        for stage, unit, why in report.failed:
+            assert stage and unit and why
+        if report.bank is not None:
+            for skill in report.bank.skills:
+                assert [f for f in run_skill_gates(skill, GateContext(require_trials=False))
+                        if f.code in ("S-COUNT", "S-EVIDENCE")] == [], skill
+
+
+@settings(PROPERTY, max_examples=20)
+@given(data=st.data())
+def test_an_imported_skills_rubric_is_gated_or_a_typed_failure(data: Any) -> None:
+    from agentcredit.gating import Failed as CallFailed
+    from agentcredit.gating import Rejected
+    from agentcredit.skills.agent_skills import parse_skill_md
+    from agentcredit.skills.importing import derive_rubric
+
+    folder = EXAMPLES / "skills" / "log-level-filtering"
+    skill = parse_skill_md((folder / "SKILL.md").read_text(), folder.name, str(folder))
+    result = asyncio.run(derive_rubric(skill, _model(data)))
+    event(type(result).__name__)
+    assert isinstance(result, (type(skill), CallFailed, Rejected)), result
+    if isinstance(result, type(skill)):
+        assert result.rubric and all(c.weight > 0 and not math.isnan(c.weight)
+                                     for c in result.rubric)
