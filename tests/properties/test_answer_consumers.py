@@ -177,3 +177,31 @@ def test_an_imported_skills_rubric_is_gated_or_a_typed_failure(data: Any) -> Non
     if isinstance(result, type(skill)):
         assert result.rubric and all(c.weight > 0 and not math.isnan(c.weight)
                                      for c in result.rubric)
+
+
+@settings(PROPERTY, max_examples=20)
+@given(data=st.data(), rubric=st.booleans())
+def test_an_evolve_proposal_is_gated_or_says_why_there_is_none(data: Any, rubric: bool
+                                                               ) -> None:
+    from agentcredit.evolve.propose import (
+        NoProposal,
+        Proposal,
+        evidence_block,
+        propose_guidance,
+        propose_rubric,
+    )
+    from agentcredit.gating import Failed as CallFailed
+    from agentcredit.gating import Rejected
+    from agentcredit.skills.gates import GateContext, run_skill_gates
+
+    skill = make_skill()
+    trials = TRIALS[:2]
+    context = GateContext(trial_ids=frozenset(t.id for t in trials))
+    propose = propose_rubric if rubric else propose_guidance
+    outcome = asyncio.run(propose(skill, trials, evidence_block(trials, {}), _model(data),
+                                  context))
+    event(type(outcome).__name__)
+    assert isinstance(outcome, (Proposal, NoProposal, CallFailed, Rejected)), outcome
+    if isinstance(outcome, Proposal):
+        assert outcome.skill.version > skill.version
+        assert run_skill_gates(outcome.skill, context) == []
