@@ -32,7 +32,7 @@ from typing import Any
 from agentcredit.errors import InputError, PrerequisiteError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict
-from agentcredit.formats.safe_io import DEFAULT_MAX_BYTES, parse_json
+from agentcredit.formats.safe_io import DEFAULT_MAX_BYTES, open_regular, parse_json
 from agentcredit.schema import (
     AgentInfo,
     DroppedText,
@@ -113,6 +113,7 @@ def _capped(data: bytes, limit: int, info: zipfile.ZipInfo) -> bytes:
 def read_eval(path: Path, scorer: str | None = None) -> InspectRead:
     """Every sample of an ``.eval`` archive, member by member."""
     out = InspectRead()
+    open_regular(path).close()  # a link out of the input or a FIFO: refused, never waited on
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:

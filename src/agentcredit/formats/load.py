@@ -28,7 +28,7 @@ from agentcredit.formats.registry import (
     folder_readers,
     plugin_problems,
 )
-from agentcredit.formats.safe_io import file_size
+from agentcredit.formats.safe_io import confined_to, file_size
 from agentcredit.schema import ReadError, Task, Trial
 
 _SKIPPED_LINE = re.compile(r"^line \d+: (line is|malformed JSON|invalid UTF-8|not a JSON object)")
@@ -197,9 +197,10 @@ def load(paths: Iterable[str | Path], *, strict: bool = False,
             the log's first scorer).
     """
     loader = _Loader(strict, inspect_scorer)
-    with _gc_paused():
-        for path in paths:
-            loader.path(Path(path))
+    given = [Path(path) for path in paths]
+    with _gc_paused(), confined_to(given):
+        for path in given:
+            loader.path(path)
     _distinct_trial_ids(loader.out)
     if inspect_scorer is not None:
         _check_scorer(loader.out, inspect_scorer)

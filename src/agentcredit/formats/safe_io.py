@@ -7,15 +7,17 @@ Readers catch it at their boundary and turn it into a ``ReadError`` record.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import errno
 import json
 import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import pydantic_core
 
@@ -35,6 +37,51 @@ MAX_JSON_DEPTH = 64
 arguments written as JSON text): deeper text is kept as text."""
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+_ROOTS: contextvars.ContextVar[tuple[str, ...] | None] = contextvars.ContextVar(
+    "agentcredit_input_roots", default=None)
+
+
+@contextlib.contextmanager
+def confined_to(roots: Iterable[StrPath]) -> Iterator[None]:
+    """Within this block every file read must resolve (symlinks followed) inside one of
+    ``roots``: a trial folder's link to ``/etc/passwd``, ``/proc/self/environ`` or a file
+    planted beside the input is refused with a reason, never read."""
+    token = _ROOTS.set(tuple(os.path.realpath(os.fspath(r)) for r in roots))
+    try:
+        yield
+    finally:
+        _ROOTS.reset(token)
+
+
+def check_confined(path: StrPath) -> None:
+    """Raise InputError when ``path`` resolves outside the roots of :func:`confined_to`."""
+    roots = _ROOTS.get()
+    if roots is None:
+        return
+    real = os.path.realpath(os.fspath(path))
+    for root in roots:
+        if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+            return
+    raise InputError(os.fspath(path), f"links outside the input ({real}); not read")
+
+
+def open_regular(path: StrPath) -> BinaryIO:
+    """Open a regular file inside the input for reading; a FIFO, device or directory is
+    refused at once (the open does not block), as is a link out of the input."""
+    check_confined(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise _open_error(path, exc) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(os.fspath(path), "not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def file_size(path: Path) -> int:
@@ -82,6 +129,7 @@ def read_bytes(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     One open, one ``fstat`` and (for a regular file that does not change meanwhile) one
     read per file; non-blocking, so a FIFO is refused, not waited on.
     """
+    check_confined(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -234,10 +282,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, int, int, Any]]:
 def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | None]]:
     """Stream a JSON Lines file, yielding per-line errors instead of raising them."""
     file_size(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
+    handle = open_regular(path)
     with handle:
         offset = 0
         line_no = 0
@@ -301,7 +346,7 @@ def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
     large is still recognised as one.
     """
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             while True:
                 raw = handle.readline(limit + 1)
                 if not raw:
@@ -317,16 +362,16 @@ def peek_first_json_line(path: Path, limit: int = 1 << 20) -> Any:
                         return json.loads(raw.decode("utf-8"))
                     except (UnicodeDecodeError, json.JSONDecodeError):
                         return None
-    except OSError:
+    except (OSError, InputError):
         return None
 
 
 def first_byte(path: Path) -> bytes:
     """The first non-whitespace byte of a file ('' when empty or unreadable)."""
     try:
-        with path.open("rb") as handle:
+        with open_regular(path) as handle:
             chunk = handle.read(4096)
-    except OSError:
+    except (OSError, InputError):
         return b""
     stripped = chunk.lstrip()
     return stripped[:1]
