@@ -94,26 +94,32 @@ def gate_failures(texts: list[str], context: GateContext) -> list[GateFailure]:
     return [f for f in run_skill_gates(_criterion(texts), context) if f.code != "S-COUNT"]
 
 
-def score_imported() -> dict[str, Tally]:
-    """Natural criteria accepted; planted tool names and non-observable texts caught."""
-    tools = stored_tools()
-    natural = Tally("natural criteria accepted (all gates)")
-    tool = Tally("planted tool names caught (S-TOOL)")
+def _score_labelled(groups: Iterable[tuple[str, dict[str, str], dict[str, Any]]],
+                    natural: Tally, tool: Tally) -> dict[str, Tally]:
+    """Each group's natural criteria accepted; its planted tool names (S-TOOL) and
+    non-observable texts (S-EVIDENCE) caught. A group is (name, its tools, its entry)."""
     unobservable = Tally("planted non-observable caught (S-EVIDENCE)")
-    for entry in imported_entries():
-        context = GateContext(tools=_toolset(tools[entry["path"]]), require_trials=False)
+    for name, tools, entry in groups:
+        context = GateContext(tools=_toolset(tools), require_trials=False)
         for texts in entry.get("natural", ()):
             failures = gate_failures(texts, context)
             reasons = "; ".join(f"[{f.code}] {f.message}" for f in failures)
-            natural.add(not failures, f"{entry['path']}: {texts[0]!r} -> {reasons}")
+            natural.add(not failures, f"{name}: {texts[0]!r} -> {reasons}")
         for texts in entry.get("tool", ()):
             failures = gate_failures(texts, context)
-            tool.add(any(f.code == "S-TOOL" for f in failures), f"{entry['path']}: {texts}")
+            tool.add(any(f.code == "S-TOOL" for f in failures), f"{name}: {texts}")
         for texts in entry.get("unobservable", ()):
             failures = gate_failures(texts, context)
-            unobservable.add(any(f.code == "S-EVIDENCE" for f in failures),
-                             f"{entry['path']}: {texts}")
+            unobservable.add(any(f.code == "S-EVIDENCE" for f in failures), f"{name}: {texts}")
     return {"natural": natural, "tool": tool, "unobservable": unobservable}
+
+
+def score_imported() -> dict[str, Tally]:
+    """Natural criteria accepted; planted tool names and non-observable texts caught."""
+    tools = stored_tools()
+    return _score_labelled(((e["path"], tools[e["path"]], e) for e in imported_entries()),
+                           Tally("natural criteria accepted (all gates)"),
+                           Tally("planted tool names caught (S-TOOL)"))
 
 
 def english_groups() -> list[dict[str, Any]]:
@@ -126,23 +132,9 @@ def score_english() -> dict[str, Tally]:
     in its everyday sense, caught by S-TOOL when it names the tool; and planted
     states of mind that use the same verbs (declared, marked, claimed), caught by
     S-EVIDENCE."""
-    natural = Tally("English-word criteria accepted (all gates)")
-    tool = Tally("English-word tool names caught (S-TOOL)")
-    unobservable = Tally("planted non-observable caught (S-EVIDENCE)")
-    for group in english_groups():
-        context = GateContext(tools=_toolset(group["tools"] or {}), require_trials=False)
-        for texts in group.get("natural", ()):
-            failures = gate_failures(texts, context)
-            reasons = "; ".join(f"[{f.code}] {f.message}" for f in failures)
-            natural.add(not failures, f"{group['name']}: {texts[0]!r} -> {reasons}")
-        for texts in group.get("tool", ()):
-            failures = gate_failures(texts, context)
-            tool.add(any(f.code == "S-TOOL" for f in failures), f"{group['name']}: {texts}")
-        for texts in group.get("unobservable", ()):
-            failures = gate_failures(texts, context)
-            unobservable.add(any(f.code == "S-EVIDENCE" for f in failures),
-                             f"{group['name']}: {texts}")
-    return {"natural": natural, "tool": tool, "unobservable": unobservable}
+    return _score_labelled(((g["name"], g["tools"] or {}, g) for g in english_groups()),
+                           Tally("English-word criteria accepted (all gates)"),
+                           Tally("English-word tool names caught (S-TOOL)"))
 
 
 BUILD_CONTEXT = DATA / "build_context.json"

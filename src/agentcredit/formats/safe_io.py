@@ -70,18 +70,27 @@ def check_confined(path: StrPath) -> None:
 def open_regular(path: StrPath) -> BinaryIO:
     """Open a regular file inside the input for reading; a FIFO, device or directory is
     refused at once (the open does not block), as is a link out of the input."""
+    fd, _ = _open_regular_fd(path)
+    return os.fdopen(fd, "rb")
+
+
+def _open_regular_fd(path: StrPath) -> tuple[int, os.stat_result]:
+    """The descriptor and ``fstat`` of a regular file inside the input (see
+    :func:`open_regular`); the caller closes it."""
     check_confined(path)
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise _open_error(path, exc) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError(os.fspath(path), "not a regular file")
-        return os.fdopen(fd, "rb")
-    except BaseException:
+        info = os.fstat(fd)
+    except OSError as exc:
         os.close(fd)
-        raise
+        raise InputError(os.fspath(path), f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise InputError(os.fspath(path), "not a regular file")
+    return fd, info
 
 
 def file_size(path: Path) -> int:
@@ -129,15 +138,8 @@ def read_bytes(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     One open, one ``fstat`` and (for a regular file that does not change meanwhile) one
     read per file; non-blocking, so a FIFO is refused, not waited on.
     """
-    check_confined(path)
+    fd, info = _open_regular_fd(path)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise _open_error(path, exc) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise InputError(os.fspath(path), "not a regular file")
         if info.st_size > max_bytes:
             raise TooLarge(os.fspath(path), info.st_size, max_bytes)
         want = info.st_size + 1  # one byte more than the size: a short read is the end
