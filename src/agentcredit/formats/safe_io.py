@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import errno
+import functools
 import json
 import os
 import re
@@ -49,10 +50,17 @@ def confined_to(roots: Iterable[StrPath]) -> Iterator[None]:
     ``roots``: a trial folder's link to ``/etc/passwd``, ``/proc/self/environ`` or a file
     planted beside the input is refused with a reason, never read."""
     token = _ROOTS.set(tuple(os.path.realpath(os.fspath(r)) for r in roots))
+    _real_folder.cache_clear()
     try:
         yield
     finally:
         _ROOTS.reset(token)
+        _real_folder.cache_clear()
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_folder(folder: str) -> str:
+    return os.path.realpath(folder)
 
 
 def check_confined(path: StrPath) -> None:
@@ -60,7 +68,14 @@ def check_confined(path: StrPath) -> None:
     roots = _ROOTS.get()
     if roots is None:
         return
-    real = os.path.realpath(os.fspath(path))
+    where = os.fspath(path)
+    folder, name = os.path.split(os.path.abspath(where))
+    try:
+        linked = stat.S_ISLNK(os.lstat(where).st_mode)
+    except OSError:
+        linked = True  # missing or unreadable: resolve it whole, the open reports why
+    # a file that is no link resolves to its folder's real path: folders are resolved once
+    real = os.path.realpath(where) if linked else os.path.join(_real_folder(folder), name)
     for root in roots:
         if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
             return
