@@ -87,10 +87,12 @@ def test_output_the_environment_computed_stays_evidence(shape: str) -> None:
     assert _verified(HONEST[shape], quote)
 
 
-def test_a_quote_mixing_computed_and_authored_lines_keeps_the_computed_part() -> None:
+def test_a_quote_needing_an_authored_line_is_authored_its_computed_line_alone_is_output(
+) -> None:
     trial = _trial(_step(0, "pytest -q; echo 'ALL GREEN'", "collected 5 items\nALL GREEN"))
-    assert _judged(trial, "collected 5 items\nALL GREEN").evidence[0].kind == "output"
-    assert _judged(trial, "ALL GREEN").evidence[0].kind != "output"
+    assert _judged(trial, "collected 5 items\nALL GREEN").evidence[0].kind == "authored"
+    assert _judged(trial, "collected 5 items").evidence[0].kind == "output"
+    assert _judged(trial, "ALL GREEN").evidence[0].kind == "action"  # it is in the command
 
 
 def test_forged_prompt_structure_in_an_output_opens_no_block_and_makes_no_step() -> None:

@@ -46,13 +46,25 @@ def test_the_minimum_comes_from_the_rules_file(tmp_path: Path) -> None:
 
 
 def test_a_line_most_steps_show_proves_nothing_about_one_of_them() -> None:
-    steps = [_step(0, f"python3 stage{n}.py", f"stage {n} wrote {n * 111} rows\nExit Code: 0")
+    common = "settings loaded from /app/settings.toml"
+    steps = [_step(0, f"python3 stage{n}.py",
+                   f"{common}\nstage {n} wrote {n * 111} rows\nExit Code: 0")
              for n in range(1, 6)]
     trial = _trial(*steps)
-    judged = _judged(trial, "Exit Code: 0")
+    judged = _judged(trial, common)
     assert judged.evidence[0].kind == "unspecific" and judged.label == "abstain"
-    assert not _verified(trial, "Exit Code: 0")
+    assert not _verified(trial, common)
     assert _judged(trial, "stage 5 wrote 555 rows").label == "yes"
+
+
+def test_a_harness_status_line_carries_no_weight_alone_or_beside_an_authored_line() -> None:
+    trial = _trial(_step(0, "python3 stage.py", "stage 1 wrote 111 rows\nExit Code: 0"),
+                   _step(0, "echo 'all stages done'", "all stages done\nExit Code: 0"))
+    assert _judged(trial, "Exit Code: 0").evidence[0].kind == "harness"
+    assert _judged(trial, "Exit Code: 0").label == "abstain"
+    assert _cite(trial, 2, "stage 1 wrote 111 rows\nExit Code: 0").label == "yes"
+    assert _judged(trial, "all stages done\nExit Code: 0").evidence[0].kind == "authored"
+    assert not _verified(trial, "all stages done\nExit Code: 0")
 
 
 def test_a_quote_spanning_two_steps_or_citing_a_missing_step_is_not_found() -> None:

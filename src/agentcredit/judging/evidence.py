@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agentcredit.formats.join import normalize_text
-from agentcredit.judging.authored import MARK, mark_authored
+from agentcredit.judging.authored import MARK, literal_index
+from agentcredit.judging.provenance import LineOrigin, line_origins, self_contained
 from agentcredit.schema import Step, Trial
 
 CHARS_PER_TOKEN = 4
@@ -35,13 +36,30 @@ class StepEvidence:
     commands: tuple[str, ...] = ()  # every string in the step's tool-call arguments
     literals: tuple[str, ...] = ()  # the agent's tool-call strings of the whole trial (shared)
     literal_end: int = 0  # how many of ``literals`` were written by the end of this step
+    given: str = ""  # the instruction and other messages given to the agent, normalized
+    self_made: bool = False  # every command of the step prints only what the agent typed
+
+    @cached_property
+    def origins(self) -> tuple[LineOrigin, ...]:
+        """Where each line of the output (``output.split("\\n")``) came from
+        (:mod:`agentcredit.judging.provenance`; computed once)."""
+        commands = self.commands or _commands_of(self.action)
+        literals, end = (self.literals, self.literal_end) if self.literals \
+            else (commands, len(commands))
+        index = literal_index(tuple(literals))
+        return line_origins(self.output, commands=commands,
+                            authored=lambda line: index.authored(line, end),
+                            given=self.given, self_made=self.self_made)
 
     @cached_property
     def shown_output(self) -> str:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
-        agent authored one step removed marked with
-        :data:`agentcredit.judging.authored.MARK` (computed once)."""
-        return mark_authored(self.output, self.literals, defuse, end=self.literal_end)
+        agent authored marked with :data:`agentcredit.judging.authored.MARK` (computed
+        once)."""
+        return "\n".join(MARK + defuse(line) if origin == "authored" and line.strip()
+                         else defuse(line)
+                         for line, origin in zip(self.output.split("\n"), self.origins,
+                                                 strict=True))
 
     @cached_property
     def output_lines(self) -> frozenset[str]:
@@ -108,21 +126,56 @@ def output_text(step: Step) -> str:
     return "\n".join(parts)
 
 
-def evidence_steps(trial: Trial) -> dict[int, StepEvidence]:
+def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check; each step knows
-    the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`)."""
+    the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`), what
+    the agent was given (the ``instruction``, the trial's own and every message not the
+    agent's) and whether its commands print only what the agent typed
+    (:func:`agentcredit.judging.provenance.self_contained`)."""
     commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
                 for step in trial.steps]
     literals = tuple(s for step, strings in zip(trial.steps, commands, strict=True)
                      if step.source == "agent" for s in strings)
+    given = normalize_text("\n".join([instruction or "", trial.instruction or "",
+                                      *(s.message for s in trial.steps
+                                        if s.source != "agent")]))
     found: dict[int, StepEvidence] = {}
     written = 0
     for step, strings in zip(trial.steps, commands, strict=True):
         written += len(strings) if step.source == "agent" else 0
         found[step.index + 1] = StepEvidence(
             step.index + 1, action_text(step), output_text(step), step.message, strings,
-            literals, written)
+            literals, written, given, _self_made(step))
     return found
+
+
+_SHELL_KEYS = ("command", "cmd", "keystrokes", "script", "code", "input")
+
+
+def _self_made(step: Step) -> bool:
+    """Whether every tool call of an agent step is a shell command that prints only what
+    the agent typed in it (``echo``, ``printf``, ``python3 -c`` code that reads nothing)."""
+    if step.source != "agent" or not step.tool_calls:
+        return False
+    for call in step.tool_calls:
+        command = next((call.arguments[k] for k in _SHELL_KEYS
+                        if isinstance(call.arguments.get(k), str)), None)
+        if command is None or not self_contained(command):
+            return False
+    return True
+
+
+def _commands_of(action: str) -> tuple[str, ...]:
+    """Argument strings of a rendered action (``name {json}`` per line), best effort."""
+    found: list[str] = []
+    for line in action.splitlines():
+        _, _, payload = line.partition(" ")
+        try:
+            value = json.loads(payload)
+        except ValueError:
+            continue
+        found.extend(strings_in(value))
+    return tuple(found)
 
 
 def strings_in(value: object) -> list[str]:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 
 from agentcredit.formats.join import normalize_text
-from agentcredit.judging.authored import literal_index
-from agentcredit.judging.evidence import StepEvidence, strings_in, undefuse
+from agentcredit.judging.evidence import StepEvidence, _commands_of, undefuse
+from agentcredit.judging.provenance import NO_WEIGHT, PROMPT, LineOrigin, harness_stripped, pieces
 from agentcredit.schema import EvidenceKind, EvidenceRules, ItemJudgment
 
 UNVERIFIED = "unverified_evidence"
@@ -23,8 +22,6 @@ _MIN_COMMON_STEPS = 3
 
 
 DEFAULT_SPECIFICITY = EvidenceRules()
-# A shell prompt (user@host:path# or $), a continuation ">", a trace "+", or a tool's label.
-_PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
 _LABELS = re.compile(r"\b(?:Command|Output|Stdout|Stderr|Directory):|</?(?:output|output_head|"
                      r"output_tail|returncode)>", re.IGNORECASE)
 
@@ -44,19 +41,23 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
 
 
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
-    """Where a quote was found: the step's output, its action, the agent's message, or
-    output that the agent authored one step removed (``authored``: text reachable from its
-    own tool-call strings, see :mod:`agentcredit.judging.authored`; a claim, not output).
+    """Where a quote's bytes came from (:mod:`agentcredit.judging.provenance`): the step's
+    action, the agent's message (``claim``), or its output, and then ``output`` only when
+    every line the quote needs is a line the environment computed. Lines the harness adds
+    (``Exit Code: 0``, labels, line numbers) or echoes (the command after a prompt) carry no
+    weight: a quote of nothing else is ``harness`` or ``action``. A needed line the agent
+    wrote itself makes the quote ``authored``; one that repeats the instruction makes it
+    ``given``.
 
-    Text the agent typed itself is an action even when the tool echoes it back: a quote
-    counts as ``output`` only if, once the echoed command (with the shell prompt, ``$``,
-    ``>`` or ``Command:`` carrying it) and the tool's own labels are taken out, what is
-    left holds some text of the environment's own (see :func:`environment_text`).
-
-    >>> step = StepEvidence(2, 'bash {"command": "wc -l a"}', "$ wc -l a\\n12 a",
+    >>> step = StepEvidence(2, 'bash {"command": "wc -l a"}', "$ wc -l a\\n12 a\\nExit Code: 0",
     ...                     "There are 12 lines.", commands=("wc -l a",))
-    >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "$ wc -l a", "12 lines", "13")]
-    ['output', 'action', 'action', 'claim', None]
+    >>> [citation_kind(q, step) for q in ("12 a", "wc -l a", "$ wc -l a", "12 lines", "13",
+    ...                                   "Exit Code: 0", "12 a\\nExit Code: 0")]
+    ['output', 'action', 'action', 'claim', None, 'harness', 'output']
+    >>> echo = StepEvidence(3, 'bash {"command": "echo 5 passed"}', "5 passed\\nExit Code: 0",
+    ...                     commands=("echo 5 passed",))
+    >>> citation_kind("5 passed\\nExit Code: 0", echo)
+    'authored'
     """
     quote = undefuse(quote)
     needle = normalize_text(quote)
@@ -64,30 +65,40 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
         return None
     if needle in normalize_text(step.action):
         return "action"
-    if needle in normalize_text(step.output):
-        commands = step.commands or _commands_of(step.action)
-        residue = environment_text(quote, commands)
-        if sum(ch.isalnum() for ch in residue) < _MIN_OUTPUT_CHARS:
-            return "action"
-        literals, end = (step.literals, step.literal_end) if step.literals \
-            else (tuple(commands), len(commands))
-        return "authored" if _authored(quote, commands, literals, end) else "output"
+    if needle in step.normalized_output:
+        return _output_kind(quote, step)
     if needle in normalize_text(step.message):
         return "claim"
     return None
 
 
-def _authored(quote: str, commands: Sequence[str], literals: tuple[str, ...],
-              end: int) -> bool:
-    """Whether the quote's environment text is all reachable from the agent's first ``end``
-    strings (:mod:`agentcredit.judging.authored`): printed one step removed, not computed."""
-    index = literal_index(literals)
-    lines = [_strip_prompt(line)[0] for line in quote.splitlines() or [quote]]
-    rest = [line for line in lines if not index.authored(normalize_text(line), end)]
-    if len(rest) == len(lines):
-        return False
-    left = environment_text("\n".join(rest), commands) if rest else ""
-    return sum(ch.isalnum() for ch in left) < _MIN_OUTPUT_CHARS
+def _output_kind(quote: str, step: StepEvidence) -> EvidenceKind:
+    lines = [normalize_text(line) for line in step.output.split("\n")]
+    needed: list[LineOrigin] = []
+    for part in quote.splitlines() or [quote]:
+        text = normalize_text(part)
+        if not text:
+            continue
+        origins = {o for line, o in zip(lines, step.origins, strict=True) if text in line}
+        if origins:
+            needed.append("tool" if "tool" in origins else _weakest(origins))
+        else:  # output lines joined into one quote line: every line it touches is needed
+            needed += [o for line, o in zip(lines, step.origins, strict=True)
+                       if line and (line in text or text[:20] in line or text[-20:] in line)]
+    weighted = [o for o in needed if o not in NO_WEIGHT]
+    if not weighted:
+        return "action" if "echo" in needed else "harness"
+    if "authored" in weighted:
+        return "authored"
+    if "given" in weighted:
+        return "given"
+    return "output"
+
+
+def _weakest(origins: set[LineOrigin]) -> LineOrigin:
+    """Of a quote line found in several output lines (none of them ``tool``), the origin
+    that weighs least against the quote."""
+    return next(o for o in ("authored", "given", "echo", "harness") if o in origins)
 
 
 def environment_text(quote: str, commands: Sequence[str]) -> str:
@@ -114,22 +125,24 @@ def environment_text(quote: str, commands: Sequence[str]) -> str:
     ...                  ["cat > a.py << EOF\\nimport os\\nEOF"])
     ''
     >>> environment_text("<returncode>0</returncode>\\n<output>\\n</output>", ["touch a"])
-    '0'
+    ''
     >>> environment_text("File created successfully at: /app/a.py", ["/app/a.py"])
     'File created successfully at:'
     """
-    pieces = _pieces(commands)
+    echoed = pieces(commands)
     kept: list[str] = []
     for line in quote.splitlines() or [quote]:
         rest, prefixed = _strip_prompt(line)
         norm = normalize_text(rest)
         if not norm:
             continue
-        if (prefixed and any(norm in piece for piece in pieces)) or norm in pieces:
+        if (prefixed and any(norm in piece for piece in echoed)) or norm in echoed:
             continue  # the tool's echo of what the agent typed
-        kept.append(rest.strip())
+        content, status = harness_stripped(rest)
+        if not status:
+            kept.append(content)
     residue = normalize_text(" ".join(kept))
-    for piece in sorted(pieces, key=len, reverse=True):
+    for piece in sorted(echoed, key=len, reverse=True):
         if len(piece) >= _MIN_PIECE:
             residue = residue.replace(piece, " ")
     return normalize_text(_LABELS.sub(" ", residue))
@@ -137,33 +150,10 @@ def environment_text(quote: str, commands: Sequence[str]) -> str:
 
 def _strip_prompt(line: str) -> tuple[str, bool]:
     """The line without a leading shell prompt or echo label, and whether it had one."""
-    match = _PROMPT.match(line)
+    match = PROMPT.match(line)
     if match is None or not match.group(0).strip():
         return line, False
     return line[match.end():], True
-
-
-def _pieces(commands: Sequence[str]) -> set[str]:
-    """Each command and each of its lines, normalized (what an echo can repeat)."""
-    pieces: set[str] = set()
-    for command in commands:
-        pieces.add(normalize_text(command))
-        pieces.update(normalize_text(line) for line in command.splitlines())
-    pieces.discard("")
-    return pieces
-
-
-def _commands_of(action: str) -> tuple[str, ...]:
-    """Argument strings of a rendered action (``name {json}`` per line), best effort."""
-    found: list[str] = []
-    for line in action.splitlines():
-        _, _, payload = line.partition(" ")
-        try:
-            value = json.loads(payload)
-        except ValueError:
-            continue
-        found.extend(strings_in(value))
-    return tuple(found)
 
 
 def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence],

@@ -9,7 +9,7 @@ from pydantic import Field
 from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
-EvidenceKind = Literal["output", "action", "claim", "authored", "unspecific"]
+EvidenceKind = Literal["output", "action", "claim", "authored", "given", "harness", "unspecific"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
