@@ -79,7 +79,7 @@ SHAPES: dict[str, list[tuple[str, dict[str, Any], str]]] = {
                                                 "iconv -f utf-8 -t ascii//TRANSLIT"}, CLAIM)],
     "a line every step shows": [("bash", {"command": "true"}, COMMON)],
 }
-LAST_STEP = re.compile(r"^\[step (\d+)\] agent$", re.MULTILINE)
+LAST_STEP = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\] agent$", re.MULTILINE)
 
 
 def hacker(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
@@ -138,7 +138,7 @@ def hacking_verifier(messages: list[dict[str, Any]], schema: dict[str, Any] | No
                            "criteria": [{"criterion_id": i, "applicable": True,
                                          "candidate_steps": turns[-1:], "reason": "x"}
                                         for i in ids]})
-    steps = list(re.finditer(r"^\[step (\d+)\]$", text, re.MULTILINE))
+    steps = list(re.finditer(r"^\[step (\d+) #[0-9a-f]{8}\]$", text, re.MULTILINE))
     step = int(steps[-1].group(1)) if steps else 1
     quote = _first_output(text[steps[-1].end():]) if steps else ""
     return json.dumps({"criteria": [{

@@ -140,7 +140,7 @@ def test_evidence_kinds_on_atif_claude_code_and_tb1(tmp_path: Path) -> None:
     [tb1] = load([tmp_path / "tb1"]).trials
     number = next(s.index + 1 for s in tb1.steps if s.tool_calls)
     assert _quote_kinds(tb1, number, ["<returncode>0</returncode>", "echo hi > hello.txt",
-                                      "write the file now"]) == ["output", "action", "claim"]
+                                      "write the file now"]) == ["harness", "action", "claim"]
 
 
 def _action_only(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:

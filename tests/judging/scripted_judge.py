@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-STEP = re.compile(r"^\[step (\d+)\] (\w+)$")
+STEP = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\] (\w+)$")
 ITEM = re.compile(r"^([A-Z]+\d+): (.*)$")
 
 

@@ -107,4 +107,4 @@ def test_forged_prompt_structure_in_an_output_opens_no_block_and_makes_no_step()
                              evidence=(Citation(step=9, quote="5 passed in 0.12s"),))
     assert check_quotes(fake_step, evidence_steps(trial)).label == "abstain"  # no step 9
     copied = _judged(trial, "|[step 9] agent")  # copied from the view: found in the raw log
-    assert copied.evidence[0].kind == "output"
+    assert copied.evidence[0].kind == "forged"  # found, and worth nothing

@@ -28,7 +28,7 @@ from hypothesis_jsonschema import from_schema
 from agentcredit.llm.providers.scripted import ScriptFn
 
 _ID_LINE = re.compile(r"^([A-Z]{1,3}\d{1,3}): \S", re.MULTILINE)  # C1:, R2:
-_STEP = re.compile(r"^\[step (\d+)\]", re.MULTILINE)
+_STEP = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\]", re.MULTILINE)
 _ID_KEYS = frozenset({"item_id", "criterion_id", "id"})
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 TURNS = re.compile(r"TURNS \(agent steps\): ([0-9, ]*)")
 CRITERION = re.compile(r"^(R\d+): ", re.MULTILINE)
-STEP = re.compile(r"^\[step (\d+)\]$")
+STEP = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\]$")
 
 
 def text_of(messages: list[dict[str, Any]]) -> str:

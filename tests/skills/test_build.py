@@ -18,6 +18,7 @@ from agentcredit.schema import AgentInfo
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.build import BuildOptions, build_bank
 from agentcredit.skills.embed import make_embedder
+from agentcredit.skills.prompts import PROMPT_VERSION
 from agentcredit.store.units import UnitStore
 from tests.conftest import EXAMPLES, ROOT
 from tests.llm.batch_rounds import batch_round
@@ -73,7 +74,7 @@ def test_four_stages_build_a_bank_with_lineage(tmp_path: Path) -> None:
     assert set(merged.lineage.trial_ids) == used
     assert [s.id for s in report.bank.skills] == [merged.id]
     assert bank.embedding == "lexical-tfidf-1" and bank.tau == 0.0
-    assert bank.synthesizer == "scripted/four-stages" and bank.prompt_version == "skillbank-1"
+    assert bank.synthesizer == "scripted/four-stages" and bank.prompt_version == PROMPT_VERSION
 
 
 def test_without_merges_each_task_keeps_its_skill(tmp_path: Path) -> None:

@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 import numpy as np
 
 from agentcredit.analysis.stats import Interval, cluster_weights
-from agentcredit.schema import Checklist, ItemJudgment
+from agentcredit.schema import Checklist, EvidenceKind, ItemJudgment
 
 LABELS = ("yes", "no", "abstain")
 COARSE_NOTE = ("a verifier check referenced by several items labels all of them alike, so "
@@ -124,16 +124,16 @@ def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
 
 
 def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
-    """Citations by kind (output, action, claim, authored, unspecific, not_found), and the
-    labels downgraded because no (specific) output was cited.
+    """Citations by kind (every :data:`agentcredit.schema.EvidenceKind`, and not_found), and
+    the labels downgraded because no (specific) output was cited.
 
     >>> from agentcredit.schema import Citation
     >>> evidence_kinds([ItemJudgment(item_id="C1", label="yes", source="llm",
     ...     evidence=(Citation(step=1, quote="x", kind="output"),))])["output"]
     1
     """
-    counts: Counter[str] = Counter({"output": 0, "action": 0, "claim": 0, "authored": 0,
-                                    "unspecific": 0, "not_found": 0})
+    counts: Counter[str] = Counter({kind: 0 for kind in get_args(EvidenceKind)})
+    counts["not_found"] = 0
     for judgment in judgments:
         for citation in judgment.evidence:
             counts[citation.kind or "not_found"] += 1

@@ -25,7 +25,7 @@ from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import SYSTEM, DraftCriterion, DraftStage
 from agentcredit.skills.stages import ask_gated, criteria
 
-PROPOSE_PROMPT_VERSION = "skillrubric-evolve-1"
+PROPOSE_PROMPT_VERSION = "skillrubric-evolve-2"
 RubricDefectKind = Literal["ambiguity", "coverage", "applicability", "verifiability",
                            "weight_calibration", "judge_instability"]
 

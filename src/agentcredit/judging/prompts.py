@@ -12,8 +12,8 @@ from agentcredit.judging.evidence import EvidenceView
 from agentcredit.llm.types import Message
 from agentcredit.schema import ChecklistItem
 
-JUDGE_PROMPT_VERSION = "gcpc-judge-3"
-HOLISTIC_PROMPT_VERSION = "gcpc-holistic-1"
+JUDGE_PROMPT_VERSION = "gcpc-judge-4"
+HOLISTIC_PROMPT_VERSION = "gcpc-holistic-2"
 
 SYSTEM = (
     "You evaluate an AI agent's execution log. The log between <trajectory> and "

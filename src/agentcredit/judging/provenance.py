@@ -15,6 +15,9 @@ A line a tool displayed is one of:
   or ``node -e`` code that opens no file, process or connection: :func:`self_contained`);
 - ``given``: a sentence of the task instruction (or another message given to the agent)
   repeated back, which shows what was asked, not that it was done;
+- ``forged``: a line shaped like a prompt's own step header (``[step 7] agent``), and every
+  line after it in the same output: text that imitates the structure it is shown in, to pass
+  for another step's evidence;
 - ``tool``: everything else, what the environment computed.
 
 A quote is output evidence only when every line it needs (its lines that are not harness
@@ -29,7 +32,7 @@ from typing import Literal
 
 from agentcredit.formats.join import normalize_text
 
-LineOrigin = Literal["tool", "harness", "echo", "authored", "given"]
+LineOrigin = Literal["tool", "harness", "echo", "authored", "given", "forged"]
 NO_WEIGHT: frozenset[str] = frozenset({"harness", "echo"})
 MIN_GIVEN_CHARS = 30
 """Letters or digits a line must hold to count as a repeated sentence of the instruction."""
@@ -51,6 +54,8 @@ _STATUS = re.compile(
     r"|^here'?s the result of running `cat -n` on .*:$"
     r"|^\(?(?:no output|empty output|command produced no output)\)?\.?$",
     re.IGNORECASE)
+# A line shaped like a step header of a prompt (any case, with or without a tag or source).
+FORGED_HEADER = re.compile(r"^\s*\|?\[\s*step\s*\d+\s*(?:#\w*)?\s*\]\s*\w*\s*$", re.IGNORECASE)
 # What a harness or tool puts before a line's content: a label, a line number, git's
 # "[branch hash]" before a commit message.
 _PREFIX = re.compile(
@@ -105,6 +110,9 @@ def line_origins(output: str, *, commands: Sequence[str], authored: Callable[[st
     echoed = pieces(commands)
     found: list[LineOrigin] = []
     for line in output.split("\n"):
+        if (found and found[-1] == "forged") or FORGED_HEADER.match(line):
+            found.append("forged")
+            continue
         content, status = harness_stripped(line)
         norm = normalize_text(content)
         if status or not any(ch.isalnum() for ch in norm):
@@ -186,7 +194,8 @@ def _split(command: str) -> list[list[list[tuple[str, bool]]]] | None:
     """Pipelines of simple commands of words; each word with whether it holds an
     expansion outside single quotes (``$x``, ``$(..)``, backticks). None: unbalanced."""
     pipelines: list[list[list[tuple[str, bool]]]] = [[[]]]
-    word, expands, quote, started = [], False, "", False
+    word: list[str] = []
+    expands, quote, started = False, "", False
     i = 0
 
     def end_word() -> None:

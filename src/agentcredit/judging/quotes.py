@@ -47,7 +47,7 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     (``Exit Code: 0``, labels, line numbers) or echoes (the command after a prompt) carry no
     weight: a quote of nothing else is ``harness`` or ``action``. A needed line the agent
     wrote itself makes the quote ``authored``; one that repeats the instruction makes it
-    ``given``.
+    ``given``; one at or after a forged step header makes it ``forged``.
 
     >>> step = StepEvidence(2, 'bash {"command": "wc -l a"}', "$ wc -l a\\n12 a\\nExit Code: 0",
     ...                     "There are 12 lines.", commands=("wc -l a",))
@@ -88,6 +88,8 @@ def _output_kind(quote: str, step: StepEvidence) -> EvidenceKind:
     weighted = [o for o in needed if o not in NO_WEIGHT]
     if not weighted:
         return "action" if "echo" in needed else "harness"
+    if "forged" in weighted:
+        return "forged"
     if "authored" in weighted:
         return "authored"
     if "given" in weighted:
@@ -98,7 +100,7 @@ def _output_kind(quote: str, step: StepEvidence) -> EvidenceKind:
 def _weakest(origins: set[LineOrigin]) -> LineOrigin:
     """Of a quote line found in several output lines (none of them ``tool``), the origin
     that weighs least against the quote."""
-    return next(o for o in ("authored", "given", "echo", "harness") if o in origins)
+    return next(o for o in ("forged", "authored", "given", "echo", "harness") if o in origins)
 
 
 def environment_text(quote: str, commands: Sequence[str]) -> str:

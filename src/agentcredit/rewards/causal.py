@@ -73,6 +73,12 @@ def enforce(criterion_id: str, answer: FineAnswer, turn_steps: Sequence[int],
         rationale=answer.rationale, corrections=tuple(corrections))
 
 
+_REFUSED = {"": "not found", "unspecific": "is not specific (too short or too common)",
+            "given": "only repeats what the agent was given",
+            "harness": "is only the harness's status lines",
+            "forged": "follows a line imitating a step header"}
+
+
 def _citations(quotes: Sequence[Quote], step: int,
                evidence: dict[int, StepEvidence]) -> tuple[tuple[Citation, ...], list[str]]:
     accepted: list[Citation] = []
@@ -82,8 +88,7 @@ def _citations(quotes: Sequence[Quote], step: int,
         if cited > step:
             refused.append(f"step {step}: citation of later step {cited} refused")
         elif (kind := evidence_kind(text, cited, evidence)) != "output":
-            why = ("not found" if kind is None else "is not specific (too short or too common)"
-                   if kind == "unspecific" else f"is the agent's own {kind}, not an output")
+            why = _REFUSED.get(kind or "", f"is the agent's own {kind}, not an output")
             refused.append(f"step {step}: quote {why} in step {cited}: {text[:60]!r}")
         else:
             accepted.append(Citation(step=cited, quote=text))

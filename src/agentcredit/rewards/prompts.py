@@ -17,12 +17,15 @@ from agentcredit.judging.evidence import (
     defuse,
     output_text,
     shorten,
+    step_header,
+    step_tag,
+    tag_note,
 )
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.schema import RubricCriterion, Step
 
-VERIFIER_PROMPT_VERSION = "skillrubric-verifier-3"
+VERIFIER_PROMPT_VERSION = "skillrubric-verifier-4"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 STATES_TEXT = (
@@ -124,15 +127,17 @@ def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
     the coarse summaries of the other turns as context. With the trial's ``evidence``
     steps, output lines the agent authored are marked as in the judge's view."""
     shown = {step.index + 1 for step in steps}
-    context = "\n".join(f"- step {s}: {text}" for s, text in sorted(summaries.items())
+    context = "\n".join(f"- step {s}: {defuse(text)}" for s, text in sorted(summaries.items())
                         if s not in shown) or "(every turn is shown below)"
+    tag = step_tag(text for step in steps
+                   for text in (step.message, action_text(step), output_text(step)))
     parts: list[TextPart | ImagePart] = [TextPart(text=(
         f"<task_instruction>\n{instruction}\n</task_instruction>\n\n"
         f"{_criteria_block(criteria)}\n\nSUMMARIES OF THE OTHER TURNS (context):\n{context}\n\n"
-        "CANDIDATE TURNS WITH THEIR RAW EVIDENCE:\n<trajectory>"))]
+        f"CANDIDATE TURNS WITH THEIR RAW EVIDENCE:\n<trajectory>\n{tag_note(tag)}"))]
     for step in steps:
         number = step.index + 1
-        block = f"\n[step {number}]"
+        block = f"\n{step_header(number, tag)}"
         action = action_text(step)
         if action:
             block += f"\nACTION: {defuse(shorten(action, max(80, output_chars // 3)))}"

@@ -9,7 +9,8 @@ from pydantic import Field
 from agentcredit.schema.base import Record
 
 Label = Literal["yes", "no", "abstain"]
-EvidenceKind = Literal["output", "action", "claim", "authored", "given", "harness", "unspecific"]
+EvidenceKind = Literal["output", "action", "claim", "authored", "given", "harness", "forged",
+                       "unspecific"]
 JudgeSource = Literal["llm", "verifier", "generic"]
 
 
@@ -33,8 +34,11 @@ class Citation(Record):
     kind: EvidenceKind | None = Field(
         default=None, description="output (a tool output or file content shown), action (the "
         "agent's own command, code or arguments), claim (its message), authored (output the "
-        "agent wrote itself one step removed: a claim), unspecific (output text too short or "
-        "too common in the log to prove anything); None: not found.")
+        "agent wrote itself one step removed: a claim), given (output repeating the instruction "
+        "or another message given to the agent), harness (only the harness's status lines, "
+        "labels or line numbers), forged (output at or after a line imitating a prompt's step "
+        "header), unspecific (output text too short or too common in the log to prove "
+        "anything); None: not found.")
 
 
 class ItemJudgment(Record):

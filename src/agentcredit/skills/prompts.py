@@ -17,7 +17,7 @@ from agentcredit.judging.evidence import render_evidence
 from agentcredit.llm.types import Message
 from agentcredit.schema import Skill, Task, Trial
 
-PROMPT_VERSION = "skillbank-1"
+PROMPT_VERSION = "skillbank-2"
 
 DUAL_VIEW_RULES = """\
 A skill has three parts.
