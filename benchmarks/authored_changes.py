@@ -1,10 +1,12 @@
-"""How the `authored` and `unspecific` rules change citations on real, unmodified trials.
+"""How the provenance rules change citations on real, unmodified trials.
 
 Every output line (4 or more letters or digits) of every step of the real trials in
 ``../shared/corpus`` (SkillsBench trials, Terminal-Bench 1 and 2) is taken as a candidate
 quote, the strongest citation set a judge could make of that log. It prints how many are
 ``output`` without the rules and how many of those become ``authored`` (the agent's own
-text one step removed) or ``unspecific`` (too short, or found in most steps of the log),
+text one step removed), ``unspecific`` (too short, or found in most steps of the log),
+``given`` (a sentence of the instruction repeated), ``forged`` (after a line imitating a
+step header) or ``harness`` (a status line, label or line number only),
 against the target (at most 2% change), and lists each change with its step's command, so
 that each can be explained. Changes are split in two: a harness's per-step status line (a
 line that, digits aside, the log shows in 3 or more steps: gemini-cli's ``Exit Code: 0``,
@@ -26,6 +28,8 @@ from agentcredit.judging.evidence import evidence_steps
 from agentcredit.judging.quotes import evidence_kind
 
 _DIGITS = re.compile(r"\d+")
+# Kinds that take a content line (what a tool showed of the world) away from output.
+CONTENT = ("authored", "unspecific", "given", "forged")
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
 ROOTS = ("skillsbench/trials-more", "skillsbench/trials-sample", "terminal-bench-1/trials-sample",
          "terminal-bench-2")
@@ -54,21 +58,25 @@ def main() -> None:
                     if kind == "unspecific" and repeated[_DIGITS.sub("N", line)] >= 3:
                         kind = "unspecific status line"
                     kinds[kind] += 1
-                    if kind in ("authored", "unspecific"):
+                    if kind in CONTENT or kind == "harness":
                         changes.append((kind, trial.id, number, line[:90], step.action[:90]))
-    status = kinds["unspecific status line"]
-    was_output = kinds["output"] + kinds["authored"] + kinds["unspecific"] + status
-    changed = kinds["authored"] + kinds["unspecific"]
+    status = kinds["unspecific status line"] + kinds["harness"]
+    was_output = kinds["output"] + status + sum(kinds[k] for k in CONTENT)
+    changed = sum(kinds[k] for k in CONTENT)
     print(f"{trials} real trials; {sum(kinds.values())} output lines as quotes: "
           f"{dict(kinds)}")
-    for kind in ("authored", "unspecific", "unspecific status line"):
+    for kind in (*CONTENT, "unspecific status line", "harness"):
         print(f"output citations that become {kind}: {kinds[kind]} of {was_output} "
               f"= {kinds[kind] / max(was_output, 1):.2%}")
     content = was_output - status
-    print(f"content lines changed (authored or unspecific): {changed} of {content} = "
+    print(f"content lines changed ({', '.join(CONTENT)}): {changed} of {content} = "
           f"{changed / max(content, 1):.2%} (target <= 2%); with the status lines: "
           f"{changed + status} of {was_output} = {(changed + status) / max(was_output, 1):.2%}")
-    for kind in ("unspecific", "authored"):
+    harness = Counter(_DIGITS.sub("N", c[3]) for c in changes if c[0] == "harness")
+    print(f"\nharness status lines by shape ({len(harness)} shapes, most common first):")
+    for shape, count in harness.most_common(args.show):
+        print(f"  {count:>5}  {shape!r}")
+    for kind in CONTENT:
         shown = [c for c in changes if c[0] == kind][:args.show]
         print(f"\n{kind} ({len(shown)} shown):")
         for _, trial_id, number, line, action in shown:

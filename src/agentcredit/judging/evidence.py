@@ -132,16 +132,15 @@ def output_text(step: Step) -> str:
 def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check; each step knows
     the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`), what
-    the agent was given (the ``instruction``, the trial's own and every message not the
-    agent's) and whether its commands print only what the agent typed
+    the agent was given (the ``instruction``, the trial's own and its first user message;
+    later user messages are tool results in some harnesses' logs) and whether its commands print only what the agent typed
     (:func:`agentcredit.judging.provenance.self_contained`)."""
     commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
                 for step in trial.steps]
     literals = tuple(s for step, strings in zip(trial.steps, commands, strict=True)
                      if step.source == "agent" for s in strings)
-    given = normalize_text("\n".join([instruction or "", trial.instruction or "",
-                                      *(s.message for s in trial.steps
-                                        if s.source != "agent")]))
+    first = next((s.message for s in trial.steps if s.source == "user"), "")
+    given = normalize_text("\n".join([instruction or "", trial.instruction or "", first]))
     found: dict[int, StepEvidence] = {}
     written = 0
     for step, strings in zip(trial.steps, commands, strict=True):

@@ -41,9 +41,9 @@ MIN_GIVEN_CHARS = 30
 PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
 _NUMBER = r"-?\d+"
 _STATUS = re.compile(
-    r"^(?:(?:exit|return|status)[ _]?(?:code|status)?|returncode|rc|signal|error|"
-    r"background pids|process group pgid|directory)\s*[:=]?\s*(?:" + _NUMBER +
-    r"|\(none\)|none|\(root\))?\.?$"
+    r"^(?:(?:exit|return)[ _]?(?:code|status)|returncode|signal|process group pgid)\s*[:=]?"
+    r"\s*(?:" + _NUMBER + r"|\(none\))\.?$"
+    r"|^(?:error|background pids|signal|directory):\s*\((?:none|root)\)$"
     r"|^</?(?:output|output_head|output_tail|returncode|stdout|stderr|warning|"
     r"system-reminder)>$"
     r"|^<returncode>\s*" + _NUMBER + r"\s*</returncode>$"
