@@ -304,14 +304,15 @@ def _length(blocks: list[str], tag: str) -> int:
 
 
 def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
-                    output_chars: int = 3_000) -> EvidenceView:
+                    output_chars: int = 3_000, instruction: str | None = None) -> EvidenceView:
     """The evidence view of a trial, fitted to ``budget_tokens``.
 
     Linear in the trajectory's size: each step is rendered once per plan, and hiding a
-    step's output re-renders that step only.
+    step's output re-renders that step only. The task's ``instruction``, when given, is
+    what output that merely repeats it is recognised by (``given`` evidence).
     """
     budget = budget_tokens * CHARS_PER_TOKEN - 400  # room for the note on what was left out
-    steps = evidence_steps(trial)
+    steps = evidence_steps(trial, instruction)
     tag = trial_tag(trial)
     plan = _Plan(output_chars=output_chars, claim_chars=800, steps=steps, tag=tag)
     dropped: list[str] = []

@@ -31,7 +31,7 @@ async def fitted_view(model: Any, trial: Trial, budget_tokens: int, *, instructi
     views: dict[int, EvidenceView] = {}
 
     def render(budget: int) -> list[Message]:
-        view = render_evidence(trial, budget_tokens=budget)
+        view = render_evidence(trial, budget_tokens=budget, instruction=instruction)
         messages = items_messages(instruction, view, list(checklist.items))
         views[id(messages)] = view
         return messages

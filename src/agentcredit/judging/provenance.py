@@ -167,8 +167,9 @@ def self_contained(command: str, depth: int = 0) -> bool:
     >>> [self_contained(c) for c in (
     ...     "echo '5 passed in 0.12s'", "python3 -c \\"print(f'{2+3} passed')\\"",
     ...     "node -e 'console.log(2+3 + \\" passed\\")'", "awk 'BEGIN{print 5 \\" passed\\"}'",
-    ...     "N=5; echo \\"$N passed\\" | tee /tmp/log", "cat << EOF\\n5 passed\\nEOF")]
-    [True, True, True, True, True, True]
+    ...     "N=5; echo \\"$N passed\\" | tee /tmp/log", "cat << EOF\\n5 passed\\nEOF",
+    ...     "bash -c 'echo $((2+3)) passed'", "node -e 'console.log(`${2+3} passed`)'")]
+    [True, True, True, True, True, True, True, True]
     >>> [self_contained(c) for c in (
     ...     "python -m pytest -q", "cat /app/out.txt", "echo $HOME", "echo $(date)",
     ...     "python3 -c 'import os; print(os.listdir())'", "awk '{print $1}' data.csv",
@@ -299,7 +300,8 @@ def _simple_pure(words: list[tuple[str, bool]], assigned: set[str], fed: bool,
     if name in _INTERPRETERS and _INTERPRETERS[name] in plain:
         flag = plain.index(_INTERPRETERS[name])
         code = plain[flag + 1] if flag + 1 < len(plain) else ""
-        return _code_pure(code) and len(plain) == flag + 2
+        return _code_pure(code, backticks_run=name in _BACKTICKS_RUN) \
+            and len(plain) == flag + 2
     if name in _FILTERS:
         program = 1 if name in ("sed", "grep", "jq", "tr") else 0
         files = [w for w in operands[program:] if name != "tee" and name != "tr"]
@@ -307,16 +309,31 @@ def _simple_pure(words: list[tuple[str, bool]], assigned: set[str], fed: bool,
     return False
 
 
+_ARITHMETIC = re.compile(r"\$\(\(([\w\s+*/%().-]*)\)\)")
+
+
 def _expands_known(word: str, assigned: set[str]) -> bool:
-    """Whether every expansion in the word names a variable the command assigned."""
+    """Whether every expansion in the word is arithmetic on numbers or names a variable the
+    command assigned."""
+    for expression in _ARITHMETIC.findall(word):
+        if any(name not in assigned for name in re.findall(r"[A-Za-z_]\w*", expression)):
+            return False
+    word = _ARITHMETIC.sub(" ", word)
     if "`" in word or "$(" in word:
         return False
     names = re.findall(r"\$\{?(\w+)", word)
     return all(name in assigned for name in names)
 
 
-def _code_pure(code: str) -> bool:
-    if not code.strip() or "`" in code or "<" in code.replace("<=", "").replace("<<", ""):
+_BACKTICKS_RUN = {"perl", "ruby", "php", "bash", "sh", "zsh", "dash"}
+
+
+def _code_pure(code: str, *, backticks_run: bool = True) -> bool:
+    """Whether inline code names nothing that reaches a file, process, network or the
+    environment (backticks run a command in perl, ruby, php and shells; in JavaScript
+    they are template strings)."""
+    if not code.strip() or (backticks_run and "`" in code) \
+            or "<" in code.replace("<=", "").replace("<<", ""):
         return False
     names = _IDENT.findall(_without_strings(code))
     for n, name in enumerate(names):

@@ -164,7 +164,7 @@ async def _coarse(ask: _Asker, trial: TrialRecord, instruction: str, turns: list
     sizes: dict[int, int] = {}
 
     def render(budget: int) -> list[Message]:
-        view = render_evidence(trial, budget_tokens=budget)
+        view = render_evidence(trial, budget_tokens=budget, instruction=instruction)
         messages = coarse_messages(instruction, view, turns, rubric)
         sizes[id(messages)] = len(view.text)
         return messages
@@ -208,7 +208,7 @@ class _Fine:
         self.ask, self.trial, self.instruction = ask, trial, instruction
         self.by_id, self.plans, self.summaries, self.budget = by_id, plans, summaries, budget
         self.turns = agent_turns(trial)
-        self.evidence = evidence_steps(trial)
+        self.evidence = evidence_steps(trial, instruction)
 
     async def group(self, ids: list[str]) -> dict[str, CriterionVerdict] | Deferred | Failed:
         steps = raw_turns(sorted({s for i in ids for s in self.plans[i]}), self.budget)
