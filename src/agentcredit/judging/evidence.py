@@ -133,8 +133,9 @@ def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, St
     """Full evidence text by step number (1-based), for the quote check; each step knows
     the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`), what
     the agent was given (the ``instruction``, the trial's own and its first user message;
-    later user messages are tool results in some harnesses' logs) and whether its commands print only what the agent typed
-    (:func:`agentcredit.judging.provenance.self_contained`)."""
+    later user messages are tool results in some harnesses' logs) and whether its commands
+    print only what the agent typed (:func:`agentcredit.judging.provenance.self_contained`).
+    """
     commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
                 for step in trial.steps]
     literals = tuple(s for step, strings in zip(trial.steps, commands, strict=True)
