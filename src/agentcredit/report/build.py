@@ -182,6 +182,7 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         trials=trials,
         open_errors=[{"trial": t or "-", "stage": st, "message": m}
                      for t, st, m in store.errors()],
+        skipped_inputs=store.meta().get("skipped_inputs") or [],
         resolved_errors=[{"trial": t or "-", "stage": st, "message": m,
                           "at": datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")}
                          for t, st, m, at in store.resolved_errors()],

@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from agentcredit.errors import InputError
+from agentcredit.formats.safe_io import Missing, confined_to, read_bytes
 from agentcredit.judging.evidence import (
     EvidenceView,
     StepEvidence,
@@ -121,11 +123,13 @@ def coarse_messages(instruction: str, view: EvidenceView, turn_steps: Sequence[i
 def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
                   summaries: dict[int, str], steps: Sequence[Step], *,
                   output_chars: int = 6_000, images: bool = True,
-                  evidence: Mapping[int, StepEvidence] | None = None) -> list[Message]:
+                  evidence: Mapping[int, StepEvidence] | None = None,
+                  images_root: str | None = None) -> list[Message]:
     """One call per group of criteria: their candidate turns, each turn's raw evidence once
     (its output cut to ``output_chars``, its action to a third of that, head and tail), and
     the coarse summaries of the other turns as context. With the trial's ``evidence``
-    steps, output lines the agent authored are marked as in the judge's view."""
+    steps, output lines the agent authored are marked as in the judge's view. Image files are
+    read only from inside ``images_root`` (the trial's folder)."""
     shown = {step.index + 1 for step in steps}
     context = "\n".join(f"- step {s}: {defuse(text)}" for s, text in sorted(summaries.items())
                         if s not in shown) or "(every turn is shown below)"
@@ -147,7 +151,7 @@ def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
             block += f"\nOUTPUT:\n{shorten(output, output_chars)}"
         parts.append(TextPart(text=block))
         if images:
-            parts += _images(step)
+            parts += _images(step, images_root)
     parts.append(TextPart(text=(
         f"\n</trajectory>\n\n{STATES_TEXT}\n\nFor EACH criterion of the rubric: decide "
         "whether it is satisfied at the end (true/false), or unverifiable when the evidence it "
@@ -162,14 +166,33 @@ def fine_messages(instruction: str, criteria: Sequence[RubricCriterion],
             Message(role="user", content=tuple(parts))]
 
 
-def _images(step: Step) -> list[TextPart | ImagePart]:
+def _image_bytes(path: Path, root: str | None) -> tuple[bytes | None, str | None]:
+    """The image file's bytes, or why it is not read (None, None: no such file)."""
+    if root is None:
+        return None, "no trial folder to read it from"
+    try:
+        with confined_to([root]):
+            return read_bytes(path, MAX_IMAGE_BYTES), None
+    except Missing:
+        return None, None
+    except InputError as exc:
+        return None, exc.reason
+
+
+def _images(step: Step, root: str | None) -> list[TextPart | ImagePart]:
+    """The step's images: a file only when it lies inside ``root`` (the trial's folder; a
+    trajectory's image path may not send another file to the model), is a regular file and
+    within :data:`MAX_IMAGE_BYTES`; an http(s) address as it is."""
     out: list[TextPart | ImagePart] = []
     for ref in [img for obs in step.observations for img in obs.images] + list(step.images):
-        path = Path(ref.path) if ref.path else None
-        if path is not None and path.is_file() and path.stat().st_size <= MAX_IMAGE_BYTES:
+        path = Path(ref.path) if ref.path and not ref.path.startswith(
+            ("http://", "https://")) else None
+        data, why = _image_bytes(path, root) if path is not None else (None, None)
+        if path is not None and data is not None:
             mime = ref.mime_type or mimetypes.guess_type(path.name)[0] or "image/png"
-            out.append(ImagePart(mime_type=mime,
-                                 data=base64.b64encode(path.read_bytes()).decode("ascii")))
+            out.append(ImagePart(mime_type=mime, data=base64.b64encode(data).decode("ascii")))
+        elif why:
+            out.append(TextPart(text=f"\n[image {ref.mime_type} not available: {why}]"))
         elif ref.path and ref.path.startswith(("http://", "https://")):
             out.append(ImagePart(mime_type=ref.mime_type, url=ref.path))
         else:

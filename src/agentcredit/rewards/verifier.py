@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agentcredit.formats.boundary import verifier_output_in
@@ -199,6 +200,14 @@ def _plans(rubric: Sequence[RubricCriterion], selections: dict[str, Any], turns:
     return plans, flat
 
 
+def trial_folder(trial: TrialRecord) -> str | None:
+    """The folder a trial's files may be read from: its folder, or a loose file's folder."""
+    if not trial.source_path:
+        return None
+    source = Path(trial.source_path)
+    return str(source if source.is_dir() else source.parent)
+
+
 class _Fine:
     """The fine calls of one trial: one per group of criteria sharing candidate turns."""
 
@@ -221,7 +230,7 @@ class _Fine:
         messages = await fit_to_window(
             self.ask.model, lambda size: fine_messages(
                 self.instruction, criteria, self.summaries, shown, output_chars=size,
-                evidence=self.evidence),
+                evidence=self.evidence, images_root=trial_folder(self.trial)),
             chars, floor=FINE_MIN_CHARS)
         result = await self.ask(messages, FineGroupAnswer, "fine")
         if not isinstance(result, ModelResponse):

@@ -146,6 +146,7 @@ async def score_async(
         store = RunStore(out)
         stamp_meta(store, {
             "command": "run", "tasks": str(tasks), "trials": str(trials),
+            "skipped_inputs": skipped_inputs(errors),
             "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
             **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
                           budget_tokens=budget_tokens, evidence=evidence)})
@@ -267,6 +268,8 @@ async def judge_run_async(
         store = RunStore(out)
         stamp_meta(store, {
             "command": "judge", "trials": str(trials), "checklists": str(checklists),
+            "skipped_inputs": skipped_inputs([*(task_result.errors if task_result else []),
+                                              *trial_result.errors]),
             **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
                           budget_tokens=budget_tokens, evidence=evidence)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
@@ -348,6 +351,15 @@ async def _judge(store: RunStore, trials: list[Trial], checklists: dict[str, Che
     finally:
         if close and options.model is not None:
             await options.model.aclose()
+
+
+MAX_SKIPPED_SHOWN = 1000
+
+
+def skipped_inputs(errors: list[ReadError]) -> list[dict[str, str]]:
+    """The inputs a run could not read, and why, as its provenance records them (the first
+    :data:`MAX_SKIPPED_SHOWN`; the console shows them all)."""
+    return [{"path": e.path, "reason": e.reason} for e in errors[:MAX_SKIPPED_SHOWN]]
 
 
 def stamp_meta(store: RunStore, values: dict[str, Any]) -> None:

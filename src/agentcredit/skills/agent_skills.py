@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from agentcredit.errors import InputError
-from agentcredit.formats.safe_io import read_text
+from agentcredit.formats.safe_io import check_confined, confined_to, read_text
 from agentcredit.formats.structured import parse_yaml
 from agentcredit.schema import Lineage, Skill
 from agentcredit.schema.skill import SkillFile
@@ -85,7 +85,13 @@ def skill_md_paths(path: Path) -> Iterator[Path]:
 
 
 def import_paths(paths: list[Path]) -> ImportResult:
-    """Skills from SKILL.md folders (any depth) and SkillRL-style JSON files."""
+    """Skills from SKILL.md folders (any depth) and SkillRL-style JSON files; every file
+    read must lie inside the paths given (a link out of them is reported, not read)."""
+    with confined_to(paths):
+        return _import_paths(paths)
+
+
+def _import_paths(paths: list[Path]) -> ImportResult:
     result = ImportResult()
     for path in paths:
         if not path.exists():
@@ -130,6 +136,11 @@ def folder_manifest(folder: Path) -> tuple[dict[str, SkillFile], list[tuple[str,
         if info.st_size > MAX_SKILL_FILE:
             skipped.append((str(path), f"{info.st_size} bytes, over the "
                             f"{MAX_SKILL_FILE >> 20} MiB limit for a skill file: left out"))
+            continue
+        try:
+            check_confined(path)  # under a linked folder: resolves outside the input
+        except InputError as exc:
+            skipped.append((exc.path, exc.reason))
             continue
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
         files[path.relative_to(folder).as_posix()] = SkillFile(

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agentcredit.errors import AgentCreditError, ConfigError, InputError
+from agentcredit.formats.safe_io import Missing, confined_to, read_bytes
 from agentcredit.hashing import atomic_write, canonical_sha256
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.schema.base import first_error
@@ -66,16 +67,20 @@ def freeze_bank(bank: SkillBank, directory: Path) -> Path:
     return path
 
 
+MAX_BANK_BYTES = 256 * 1024 * 1024
+"""Largest ``bank.json`` read (a bank of thousands of skills is a few MB)."""
+
+
 def read_bank(directory: Path) -> SkillBank:
     """Parse ``bank.json`` without checking integrity (see load_bank)."""
     path = directory / BANK_NAME if directory.is_dir() else directory
     try:
-        return SkillBank.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
+        with confined_to([path.parent]):
+            data = read_bytes(path, MAX_BANK_BYTES)
+        return SkillBank.model_validate_json(data)
+    except Missing:
         raise InputError(str(path), "no bank here (build one with `agentcredit skills build` "
                          "or `skills import`)") from None
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read: {exc.strerror or exc}") from None
     except ValidationError as exc:
         raise InputError(str(path), f"not a skill bank: {first_error(exc)}") from None
 
