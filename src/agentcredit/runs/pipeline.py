@@ -146,10 +146,9 @@ async def score_async(
         store = RunStore(out)
         stamp_meta(store, {
             "command": "run", "tasks": str(tasks), "trials": str(trials),
-            "skipped_inputs": skipped_inputs(errors),
             "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
             **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
-                          budget_tokens=budget_tokens, evidence=evidence)})
+                          budget_tokens=budget_tokens, evidence=evidence, skipped=errors)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence,
@@ -197,14 +196,17 @@ def client_provenance(client: ModelClient | None) -> dict[str, Any]:
 
 
 def _judge_meta(client: ModelClient | None, rules: Rules, *, seed: int, holistic: bool,
-                per_item: bool, budget_tokens: int, evidence: str) -> dict[str, Any]:
-    """What a run's provenance says of how it judged (model, seed, rules, prompts)."""
+                per_item: bool, budget_tokens: int, evidence: str,
+                skipped: list[ReadError]) -> dict[str, Any]:
+    """What a run's provenance says of how it judged (model, seed, rules, prompts) and of
+    the inputs it could not read."""
     return {
         "model": client.model_id if client else None, "seed": seed, "rules": rules.ref(),
         "judge_prompt_version": JUDGE_PROMPT_VERSION,
         "holistic_prompt_version": HOLISTIC_PROMPT_VERSION if holistic else None,
         "per_item": per_item, "budget_tokens": budget_tokens, "evidence": evidence,
-        "evidence_rules": rules.evidence.model_dump(), **client_provenance(client)}
+        "evidence_rules": rules.evidence.model_dump(), "skipped_inputs": skipped_inputs(skipped),
+        **client_provenance(client)}
 
 
 def check_options(model: object, evidence: str, **asked: bool) -> None:
@@ -268,10 +270,10 @@ async def judge_run_async(
         store = RunStore(out)
         stamp_meta(store, {
             "command": "judge", "trials": str(trials), "checklists": str(checklists),
-            "skipped_inputs": skipped_inputs([*(task_result.errors if task_result else []),
-                                              *trial_result.errors]),
             **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
-                          budget_tokens=budget_tokens, evidence=evidence)})
+                          budget_tokens=budget_tokens, evidence=evidence,
+                          skipped=[*(task_result.errors if task_result else []),
+                                   *trial_result.errors])})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=retry_failed, generic=generic, evidence=evidence,
