@@ -43,9 +43,25 @@ def normalize_text(text: str) -> str:
     >>> normalize_text("5 p\\u0430s\\u200bsed \\u2014 OK") == "5 passed - OK"
     True
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text).translate(_CONFUSABLES)
-    return _SPACE.sub(" ", text).strip()
+    return _SPACE.sub(" ", fold(text)).strip()
+
+
+def fold(text: str) -> str:
+    """:func:`normalize_text` without the whitespace collapse (lines stay lines): NFKC,
+    invisible characters out, look-alikes folded."""
+    return _INVISIBLE.sub("", unicodedata.normalize("NFKC", text)).translate(_CONFUSABLES)
+
+
+def normalize_lines(text: str) -> list[str]:
+    """``[normalize_text(line) for line in text.split("\\n")]``, folding the text once.
+
+    >>> normalize_lines("a\\u200b b\\n  c\\u2014d ")
+    ['a b', 'c-d']
+    """
+    folded = fold(text).split("\n")
+    if len(folded) != text.count("\n") + 1:  # a line break folded away: line by line
+        return [normalize_text(line) for line in text.split("\n")]
+    return [_SPACE.sub(" ", line).strip() for line in folded]
 
 
 def first_user_message(trial: Trial) -> str | None:

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agentcredit.formats.join import normalize_text
+from agentcredit.formats.join import normalize_lines, normalize_text
 from agentcredit.judging.authored import MARK, literal_index
 from agentcredit.judging.provenance import LineOrigin, line_origins, self_contained
 from agentcredit.schema import Step, Trial
@@ -64,9 +64,14 @@ class StepEvidence:
                                                  strict=True))
 
     @cached_property
+    def normalized_lines(self) -> tuple[str, ...]:
+        """``output.split("\\n")``, each line normalized (computed once)."""
+        return tuple(normalize_lines(self.output))
+
+    @cached_property
     def output_lines(self) -> frozenset[str]:
         """Each line of the output, normalized (computed once)."""
-        return frozenset(normalize_text(line) for line in self.output.splitlines())
+        return frozenset(self.normalized_lines)
 
     @cached_property
     def normalized_output(self) -> str:

@@ -26,11 +26,12 @@ or echo lines) is a ``tool`` line. Pure.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agentcredit.formats.join import normalize_text
+from agentcredit.formats.join import fold, normalize_text
 
 LineOrigin = Literal["tool", "harness", "echo", "authored", "given", "forged"]
 NO_WEIGHT: frozenset[str] = frozenset({"harness", "echo"})
@@ -54,6 +55,11 @@ _STATUS = re.compile(
     r"|^here'?s the result of running `cat -n` on .*:$"
     r"|^\(?(?:no output|empty output|command produced no output)\)?\.?$",
     re.IGNORECASE)
+_ALNUM = re.compile(r"[^\W_]")
+_SPACE = re.compile(r"\s+")
+# A line no harness prefix or status shape can start with (most lines): read as it is.
+_PLAIN = re.compile(r"\s*(?=\S)(?![\d\[<(|]|(?i:exit|return|rc\b|signal|error|background|process|"
+                    r"directory|here|output|stdout|stderr|result|no |empty|command))")
 # A line shaped like a step header of a prompt (any case, with or without a tag or source).
 FORGED_HEADER = re.compile(r"^\s*\|?\[\s*step\s*\d+\s*(?:#\w*)?\s*\]\s*\w*\s*$", re.IGNORECASE)
 # What a harness or tool puts before a line's content: a label, a line number, git's
@@ -72,6 +78,8 @@ def harness_stripped(line: str) -> tuple[str, bool]:
     >>> harness_stripped("[main 1a2b3c4] 5 passed"), harness_stripped("Output: 5 passed")
     (('5 passed', False), ('5 passed', False))
     """
+    if _PLAIN.match(line):
+        return line.strip(), False
     rest = line
     for _ in range(3):
         match = _PREFIX.match(rest)
@@ -94,11 +102,15 @@ def pieces(commands: Sequence[str]) -> set[str]:
     return found
 
 
-def is_echo(line: str, echoed: set[str]) -> bool:
-    """Whether the line is the harness repeating a command the agent typed."""
+def is_echo(line: str, echoed: set[str], normalized: str | None = None) -> bool:
+    """Whether the line is the harness repeating a command the agent typed
+    (``normalized``: the line already normalized, when the caller has it)."""
     match = PROMPT.match(line)
     prefixed = match is not None and bool(match.group(0).strip())
-    rest = normalize_text(line[match.end():] if prefixed and match else line)
+    if prefixed and match:
+        rest = normalize_text(line[match.end():])
+    else:
+        rest = normalized if normalized is not None else normalize_text(line)
     if not rest:
         return prefixed
     return (prefixed and any(rest in piece for piece in echoed)) or rest in echoed
@@ -109,19 +121,23 @@ def line_origins(output: str, *, commands: Sequence[str], authored: Callable[[st
     """The origin of each line of ``output`` (``output.split("\\n")``)."""
     echoed = pieces(commands)
     found: list[LineOrigin] = []
-    for line in output.split("\n"):
-        if (found and found[-1] == "forged") or FORGED_HEADER.match(line):
+    lines = fold(output).split("\n")
+    if len(lines) != output.count("\n") + 1:
+        lines = [fold(line) for line in output.split("\n")]
+    for line in lines:
+        if (found and found[-1] == "forged") or ("[" in line and FORGED_HEADER.match(line)):
             found.append("forged")
             continue
         content, status = harness_stripped(line)
-        norm = normalize_text(content)
-        if status or not any(ch.isalnum() for ch in norm):
+        norm = _SPACE.sub(" ", content).strip()
+        if status or _ALNUM.search(norm) is None:
             found.append("harness")
-        elif is_echo(line, echoed):
+        elif echoed and is_echo(line, echoed, norm if content == line.strip() else None):
             found.append("echo")
         elif self_made or authored(norm):
             found.append("authored")
-        elif given and sum(ch.isalnum() for ch in norm) >= MIN_GIVEN_CHARS and norm in given:
+        elif given and len(norm) >= MIN_GIVEN_CHARS and norm in given \
+                and len(_ALNUM.findall(norm)) >= MIN_GIVEN_CHARS:
             found.append("given")
         else:
             found.append("tool")
@@ -158,6 +174,7 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 
 
+@functools.lru_cache(maxsize=4096)
 def self_contained(command: str, depth: int = 0) -> bool:
     """Whether a shell command prints only what the agent typed in it: every program in it
     is an emitter (``echo``, ``printf``), a filter fed only from the agent's own text (a

@@ -73,7 +73,7 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
 
 
 def _output_kind(quote: str, step: StepEvidence) -> EvidenceKind:
-    lines = [normalize_text(line) for line in step.output.split("\n")]
+    lines = step.normalized_lines
     needed: list[LineOrigin] = []
     for part in quote.splitlines() or [quote]:
         text = normalize_text(part)
