@@ -45,7 +45,7 @@ from agentcredit.llm.providers.scripted import ScriptedProvider
 from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.runs.judging import JudgeOptions, judge_trials
-from agentcredit.runs.scores import run_scores
+from agentcredit.store.scores import run_scores
 from agentcredit.schema import (
     Lineage,
     Observation,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
         score_async,
     )
 
-__version__ = "0.1.0"
+from agentcredit.version import __version__
 
 _PIPELINE = frozenset({"RunResult", "judge_run", "judge_run_async", "score", "score_async"})
 

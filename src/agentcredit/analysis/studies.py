@@ -22,9 +22,9 @@ from agentcredit.analysis.stats import (
 )
 from agentcredit.errors import InputError
 from agentcredit.judging.generic import generic_checklist
-from agentcredit.runs.scores import score_trial, scored_trials
 from agentcredit.schema import Checklist, ItemJudgment
 from agentcredit.store.run_store import RunStore
+from agentcredit.store.scores import score_trial, scored_trials
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@
 from agentcredit.checklists.build import BuildReport, build_checklists, derive_checklist
 from agentcredit.checklists.freeze import (
     ChecklistIntegrityError,
-    checklist_hash,
     freeze,
     load_checklist,
     load_checklists,
@@ -12,6 +11,7 @@ from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION, Rejection, synthesize
 from agentcredit.gating import GateFailure
+from agentcredit.schema.checklist import checklist_hash
 
 __all__ = [
     "PROMPT_VERSION",

@@ -20,9 +20,10 @@ from agentcredit.checklists.gates import HASH, LOCK
 from agentcredit.checklists.rules import Rules
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.gating import GateFailure
-from agentcredit.hashing import atomic_write, canonical_sha256
+from agentcredit.hashing import atomic_write
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error
+from agentcredit.schema.checklist import checklist_hash
 
 LOCK_NAME = "checklists.lock"
 
@@ -33,12 +34,6 @@ class ChecklistIntegrityError(AgentCreditError):
 
 class AlreadyFrozenError(AgentCreditError):
     """Freezing would overwrite a frozen checklist and ``force`` was not given."""
-
-
-def checklist_hash(task_id: str, items: tuple[ChecklistItem, ...] | list[ChecklistItem]) -> str:
-    """sha256 of the canonical JSON of the task id and the items."""
-    return canonical_sha256({"task_id": task_id,
-                      "items": [item.model_dump(mode="json") for item in items]})
 
 
 def file_name(task_id: str) -> str:

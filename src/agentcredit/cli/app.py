@@ -52,7 +52,7 @@ app.add_typer(skills_cmd.app, name="skills")
 
 def _version(value: bool) -> None:
     if value:
-        from agentcredit import __version__
+        from agentcredit.version import __version__
 
         typer.echo(f"agentcredit {__version__}")
         raise typer.Exit()

@@ -20,7 +20,7 @@ from agentcredit.formats.inspect_log import (
     read_document,
     read_eval,
 )
-from agentcredit.formats.registry import FileReader, FolderReader, Sink
+from agentcredit.formats.protocols import FileReader, FolderReader, Sink
 from agentcredit.formats.safe_io import (
     first_byte,
     iter_jsonl_lenient,

@@ -23,49 +23,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
 
-from agentcredit.schema import Task, Trial
+from agentcredit.formats.protocols import FileReader, FolderReader, Reader, ReaderKind, Sink
+from agentcredit.formats.readers import BUILT_IN
 
+__all__ = ["ENTRY_POINT_GROUP", "FileReader", "FolderReader", "Reader", "ReaderKind", "Sink",
+           "file_readers", "file_suffixes", "folder_readers", "plugin_problems", "readers",
+           "register_reader", "unregister_reader"]
 ENTRY_POINT_GROUP = "agentcredit.readers"
-ReaderKind = Literal["folder", "file"]
-
-
-class Sink(Protocol):
-    """Where a reader puts what it read (the loader)."""
-
-    inspect_scorer: str | None
-
-    def add_task(self, task: Task, fmt: str) -> None: ...
-
-    def add_trial(self, trial: Trial) -> None: ...
-
-    def error(self, path: str, reason: str, *, fatal: bool = True) -> None: ...
-
-
-@runtime_checkable
-class FolderReader(Protocol):
-    """Reads a folder that is one record (a task, a trial)."""
-
-    name: str
-    kind: Literal["folder"]
-
-    def read(self, folder: Path, names: frozenset[str], sink: Sink) -> bool: ...
-
-
-@runtime_checkable
-class FileReader(Protocol):
-    """Reads a file; ``explicit`` is True when the user named the file itself."""
-
-    name: str
-    kind: Literal["file"]
-    suffixes: tuple[str, ...]
-
-    def read(self, path: Path, sink: Sink, *, explicit: bool) -> bool: ...
-
-
-Reader = FolderReader | FileReader
 _ADDED: list[Reader] = []
 
 
@@ -104,8 +69,6 @@ def _plugins() -> tuple[tuple[Reader, ...], tuple[str, ...]]:
 
 @functools.cache
 def _all() -> tuple[Reader, ...]:
-    from agentcredit.formats.readers import BUILT_IN
-
     return (*_ADDED, *_plugins()[0], *BUILT_IN)
 
 

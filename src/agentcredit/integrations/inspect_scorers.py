@@ -33,8 +33,8 @@ from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VE
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.providers import make_provider
-from agentcredit.runs.scores import score_trial
 from agentcredit.schema import Task, Trial
+from agentcredit.store.scores import score_trial
 
 _LOCKS: dict[str, asyncio.Lock] = {}
 

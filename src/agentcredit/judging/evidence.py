@@ -21,6 +21,7 @@ from agentcredit.formats.join import normalize_lines, normalize_text
 from agentcredit.judging.authored import MARK, literal_index
 from agentcredit.judging.provenance import LineOrigin, line_origins, self_contained
 from agentcredit.schema import Step, Trial
+from agentcredit.text import shorten
 
 CHARS_PER_TOKEN = 4
 TRAJECTORY_OPEN = "<trajectory>"
@@ -100,20 +101,6 @@ class _Plan:
     tag: str = ""
     show_claims: bool = True
     hidden_outputs: set[int] = field(default_factory=set)
-
-
-def shorten(text: str, limit: int) -> str:
-    """Head and tail of a long text with an explicit marker in between.
-
-    >>> shorten("a" * 50 + "b" * 50, 40)
-    'aaaaaaaaaaaaaaaaaaaaaaaa\\n[... 60 characters omitted ...]\\nbbbbbbbbbbbbbbbb'
-    """
-    if len(text) <= limit:
-        return text
-    head = int(limit * 0.6)
-    tail = max(limit - head, 0)
-    omitted = len(text) - head - tail
-    return f"{text[:head]}\n[... {omitted} characters omitted ...]\n{text[len(text) - tail:]}"
 
 
 def action_text(step: Step) -> str:

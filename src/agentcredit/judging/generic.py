@@ -7,8 +7,8 @@ other than that ablation.
 
 from __future__ import annotations
 
-from agentcredit.checklists.freeze import checklist_hash
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef
+from agentcredit.schema.checklist import checklist_hash
 
 GENERIC_VERSION = "1"
 GENERIC_QUESTIONS = (

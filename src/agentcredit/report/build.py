@@ -16,11 +16,12 @@ import jinja2
 from agentcredit.analysis.studies import SCORERS, trial_rows
 from agentcredit.checklists.build import COVERAGE
 from agentcredit.formats import load
-from agentcredit.judging.evidence import action_text, output_text, shorten
+from agentcredit.judging.evidence import action_text, output_text
 from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
-from agentcredit.runs.scores import aggregate, run_scores
 from agentcredit.schema import ItemJudgment, Trial
 from agentcredit.store.run_store import RunStore
+from agentcredit.store.scores import aggregate, run_scores
+from agentcredit.text import shorten
 
 MAX_TRIALS = 300
 MAX_OUTPUT = 2_500
@@ -157,7 +158,7 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
                 and r.scores["partial_credit"] is not None] for o in ("pass", "fail", "none")}
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         resources.files("agentcredit.report").joinpath("template.html.j2").read_text("utf-8"))
-    from agentcredit import __version__
+    from agentcredit.version import __version__
 
     return template.render(
         title=str(meta.get("command", "run")) + " · " + str(store.path.parent.name),

@@ -18,7 +18,6 @@ from agentcredit.judging.evidence import (
     action_text,
     defuse,
     output_text,
-    shorten,
     step_header,
     step_tag,
     tag_note,
@@ -26,6 +25,7 @@ from agentcredit.judging.evidence import (
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.schema import RubricCriterion, Step
+from agentcredit.text import shorten
 
 VERIFIER_PROMPT_VERSION = "skillrubric-verifier-4"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024

@@ -10,9 +10,10 @@ from typing import Any
 
 import jinja2
 
-from agentcredit.judging.evidence import action_text, output_text, shorten
+from agentcredit.judging.evidence import action_text, output_text
 from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import SkillBank, TrialVerdict
+from agentcredit.text import shorten
 
 MAX_TRIALS = 300
 _SAFE = re.compile(r"[^A-Za-z0-9_.:-]")

@@ -1,7 +1,7 @@
 """Running GCPC end to end: judging into a run store, and scoring it."""
 
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
-from agentcredit.runs.scores import SCORE_COLUMNS, TrialScore, aggregate, run_scores
+from agentcredit.store.scores import SCORE_COLUMNS, TrialScore, aggregate, run_scores
 
 __all__ = ["SCORE_COLUMNS", "JudgeOptions", "JudgeSummary", "TrialScore", "aggregate",
            "judge_trials", "run_scores"]

@@ -35,11 +35,11 @@ from agentcredit.llm.factory import client_for
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
-from agentcredit.runs.scores import SCORE_COLUMNS, aggregate, run_scores
 from agentcredit.runs.status import RunStatus
 from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
+from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as each checklist or trial finishes."""

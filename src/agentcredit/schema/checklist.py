@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from agentcredit.hashing import canonical_sha256
 from agentcredit.schema.base import Record
 
 Route = Literal["assertion", "generated", "judge"]
@@ -51,3 +52,10 @@ class Checklist(Record):
     prompt_version: str = Field(description="Version of the synthesis prompt ('none' if derived).")
     created_at: str = Field(description="ISO 8601 UTC time of freezing.")
     hash: str = Field(description="sha256 of the canonical JSON of task_id and items.")
+
+
+def checklist_hash(task_id: str, items: tuple[ChecklistItem, ...] | list[ChecklistItem]) -> str:
+    """sha256 of the canonical JSON of the task id and the items (a :class:`Checklist`'s
+    ``hash``)."""
+    return canonical_sha256({"task_id": task_id,
+                             "items": [item.model_dump(mode="json") for item in items]})

@@ -97,7 +97,7 @@ class _Service:
                              else None, "skills": len(bank.skills) if bank else 0})
 
     async def openapi(self, request: Request) -> JSONResponse:
-        from agentcredit import __version__
+        from agentcredit.version import __version__
 
         return JSONResponse(openapi_document(__version__))
 
