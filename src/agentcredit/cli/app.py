@@ -47,6 +47,7 @@ skills_cmd.app.command("retrieve")(bank_cmd.retrieve_cmd)
 skills_cmd.app.command("reward")(rewards_cmd.reward)
 skills_cmd.app.command("evolve")(evolve_cmd.evolve_cmd)
 skills_cmd.app.command("history")(bank_cmd.history)
+skills_cmd.app.command("export")(bank_cmd.export)
 app.add_typer(skills_cmd.app, name="skills")
 
 

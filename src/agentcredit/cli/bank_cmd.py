@@ -16,6 +16,7 @@ from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
 from agentcredit.schema import Skill, SkillBank
+from agentcredit.skills.agent_skills import FILES_DIR, export_skill_md, to_skillrl
 from agentcredit.skills.jobs import embedder_for, retrieve
 from agentcredit.skills.ranking import (
     Retrieval,
@@ -190,3 +191,27 @@ def history(
 
 def _num(value: Any) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def export(
+    bank_dir: BankArg,
+    out: Annotated[Path, typer.Option("--out", help="Folder (skill-md) or file (skillrl).")],
+    fmt: Annotated[str, typer.Option("--format", help="skill-md or skillrl.")] = "skill-md",
+) -> None:
+    """Write the actor view: SKILL.md folders or SkillRL JSON (never rubrics or lineage)."""
+    console = Console()
+    bank = open_bank(console, bank_dir)
+    if fmt == "skill-md":
+        try:
+            written = export_skill_md(list(bank.skills), out, bank_dir / FILES_DIR)
+        except (AgentCreditError, ValueError) as exc:
+            raise fail(console, str(exc)) from None
+        console.print(f"wrote {len(written)} SKILL.md folders → {q(out)}")
+    elif fmt == "skillrl":
+        target = out / "skills.json" if out.is_dir() or not out.suffix else out
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(to_skillrl(list(bank.skills)), indent=2,
+                                     ensure_ascii=False) + "\n", encoding="utf-8")
+        console.print(f"wrote {len(bank.skills)} skills → {q(target)}")
+    else:
+        raise fail(console, f"unknown format {fmt!r} (skill-md or skillrl)")

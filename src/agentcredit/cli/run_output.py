@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import TaskID
 from rich.table import Table
 
+from agentcredit.cli.advice import advice
 from agentcredit.cli.console import bars, print_read_errors
 from agentcredit.cli.text import q
 from agentcredit.cli.watch import StatusLines, terminating
@@ -72,14 +73,13 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
         if usage.get("task_owned_kept"):
             rows.append(("values kept: the task's own (instruction or verifier)",
                          str(usage["task_owned_kept"])))
-    kinds = summary.get("evidence_kinds") or {}
+    kinds = {k: v for k, v in (summary.get("evidence_kinds") or {}).items()
+             if k != "no_output_evidence"}
     if any(kinds.values()):
-        rows.append(("citations: output / action / claim / authored / unspecific / not found",
-                     f"{kinds['output']} / {kinds['action']} / {kinds['claim']} / "
-                     f"{kinds.get('authored', 0)} / {kinds.get('unspecific', 0)} / "
-                     f"{kinds['not_found']}"))
+        rows.append(("citations: " + " / ".join(k.replace("_", " ") for k in kinds),
+                     " / ".join(str(v) for v in kinds.values())))
         rows.append(("labels without output evidence (abstain)",
-                     str(kinds["no_output_evidence"])))
+                     str(summary["evidence_kinds"]["no_output_evidence"])))
     rows.append(("errors recorded", str(len(store.errors()))))
     resolved = store.resolved_errors()
     if resolved:
@@ -216,31 +216,6 @@ def finish(console: Console, judged: JudgeSummary,
                   "endpoint changes (base URL, model, window); --retry-failed asks a refused "
                   "request again at the same endpoint.", soft_wrap=True)
     raise typer.Exit(2 if done == 0 else 1)
-
-
-def advice(reason: str) -> str:
-    """What to do about a failure, from its kind.
-
-    >>> advice("too_long: the prompt (~9000 tokens) leaves no room")[:28]
-    'the trajectory does not fit '
-    """
-    kind = reason.removeprefix("holistic ").removeprefix("generic ").split(":", 1)[0]
-    return {
-        "too_long": "the trajectory does not fit the model's window even reduced: serve the "
-                    "model with a larger window (or pass --context-tokens if the server's is "
-                    "larger than the one used)",
-        "timeout": "the server is slower than --timeout: raise --timeout, lower "
-                   "--max-tokens or --concurrency",
-        "schema_validation": "the model's answers did not fit the JSON schema: try "
-                             "--structured json_object or prompt, a larger --max-tokens, "
-                             "or a stronger model",
-        "bad_request": "the server refused the request: see the message; --structured "
-                       "prompt avoids request fields a server may not take",
-        "connection": "the server could not be reached: check --base-url and that it runs",
-        "auth": "check the API key (OPENAI_API_KEY / ANTHROPIC_API_KEY)",
-        "rate_limit": "the provider limited the rate: lower --concurrency or set --rpm/--tpm",
-        "server_error": "the server failed: check its log, then run again",
-    }.get(kind, "see the message, then run again")
 
 
 def _this_command(*, batch: bool, keep: bool = False) -> str:

@@ -1,13 +1,13 @@
-"""``agentcredit skills build|import|export``: making a SkillBank and writing it out.
+"""``agentcredit skills build|import``: making a SkillBank.
 
-``show``, ``retrieve`` and ``history`` live in :mod:`agentcredit.cli.bank_cmd`, ``reward`` in
-:mod:`agentcredit.cli.rewards_cmd` and ``evolve`` in :mod:`agentcredit.cli.evolve_cmd`; each
-command parses its options, makes one library call and prints the result.
+``show``, ``retrieve``, ``history`` and ``export`` live in :mod:`agentcredit.cli.bank_cmd`,
+``reward`` in :mod:`agentcredit.cli.rewards_cmd` and ``evolve`` in
+:mod:`agentcredit.cli.evolve_cmd`; each command parses its options, makes one library call
+and prints the result.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -15,9 +15,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from agentcredit.cli.console import fail, open_bank, print_read_errors, stepping
+from agentcredit.cli.console import fail, print_read_errors, stepping
 from agentcredit.cli.options import (
-    BankArg,
     BankCacheOpt,
     BaseUrlOpt,
     BatchOpt,
@@ -34,7 +33,6 @@ from agentcredit.cli.options import (
 )
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, NothingToDo
-from agentcredit.skills.agent_skills import FILES_DIR, export_skill_md, to_skillrl
 from agentcredit.skills.bank import BANK_NAME
 from agentcredit.skills.build import STAGES
 from agentcredit.skills.jobs import BuildResult, IdConflict, ImportResult, build_bank, import_skills
@@ -225,28 +223,3 @@ def _print_ids(console: Console, table_rows: list[tuple[str, str, str]]) -> None
     for skill_id, path, how in notable:
         table.add_row(q(skill_id), q(path), q(how))
     console.print(table)
-
-
-@app.command("export")
-def export(
-    bank_dir: BankArg,
-    out: Annotated[Path, typer.Option("--out", help="Folder (skill-md) or file (skillrl).")],
-    fmt: Annotated[str, typer.Option("--format", help="skill-md or skillrl.")] = "skill-md",
-) -> None:
-    """Write the actor view: SKILL.md folders or SkillRL JSON (never rubrics or lineage)."""
-    console = Console()
-    bank = open_bank(console, bank_dir)
-    if fmt == "skill-md":
-        try:
-            written = export_skill_md(list(bank.skills), out, bank_dir / FILES_DIR)
-        except (AgentCreditError, ValueError) as exc:
-            raise fail(console, str(exc)) from None
-        console.print(f"wrote {len(written)} SKILL.md folders → {q(out)}")
-    elif fmt == "skillrl":
-        target = out / "skills.json" if out.is_dir() or not out.suffix else out
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(json.dumps(to_skillrl(list(bank.skills)), indent=2,
-                                     ensure_ascii=False) + "\n", encoding="utf-8")
-        console.print(f"wrote {len(bank.skills)} skills → {q(target)}")
-    else:
-        raise fail(console, f"unknown format {fmt!r} (skill-md or skillrl)")
