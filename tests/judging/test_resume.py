@@ -86,3 +86,30 @@ def test_sigkilled_run_resumes_without_losing_or_repeating_work(tmp_path: Path) 
     assert 500 <= calls <= 500 + kills, (calls, kills)
     print(f"kills={kills} calls={calls}")
     assert kills == 5
+
+
+def test_a_failed_trial_never_uncounts_the_trials_judged_beside_it(tmp_path: Path) -> None:
+    """Trials are judged concurrently: a failure recorded for one trial while another's
+    calls are in flight must not make that other trial count as not judged."""
+    import hashlib
+    import json as json_module
+
+    import agentcredit
+    from agentcredit.llm import register_script
+    from tests.conftest import EXAMPLES
+    from tests.judging import scripted_judge
+
+    def flaky(messages: list[dict[str, object]], schema: dict[str, object] | None) -> str:
+        text = json_module.dumps(messages[:2])  # the same prompt when the client repairs
+        if (schema or {}).get("title") == "ItemsAnswer" and \
+                hashlib.sha256(text.encode()).digest()[0] % 3 == 0:
+            return "not json"
+        return scripted_judge.answer(messages, schema)  # type: ignore[arg-type]
+
+    register_script("flaky-judge", flaky)
+    result = agentcredit.score(EXAMPLES / "tasks", EXAMPLES / "jobs", tmp_path / "run",
+                               model="scripted/flaky-judge", concurrency=8)
+    failed = {trial for trial, _ in result.judged.failed}
+    skipped = {trial for trial, _ in result.judged.skipped}
+    assert failed, "the flaky judge should fail some trial"
+    assert result.judged.judged + len(failed) + len(skipped) == result.trials

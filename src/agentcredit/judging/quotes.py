@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 from agentcredit.formats.join import normalize_text
 from agentcredit.judging.evidence import StepEvidence, _commands_of, undefuse
 from agentcredit.judging.provenance import NO_WEIGHT, PROMPT, LineOrigin, harness_stripped, pieces
-from agentcredit.schema import EvidenceKind, EvidenceRules, ItemJudgment
+from agentcredit.schema import AbstainReason, EvidenceKind, EvidenceRules, ItemJudgment
 
-UNVERIFIED = "unverified_evidence"
-NO_OUTPUT = "no_output_evidence"
+UNVERIFIED: AbstainReason = "unverified_evidence"
+NO_OUTPUT: AbstainReason = "no_output_evidence"
 EVIDENCE_MODES = ("outputs", "any")
 # An output quote must keep this many letters or digits once echoes are taken out.
 _MIN_OUTPUT_CHARS = 1

@@ -219,7 +219,8 @@ class _Judging:
         if "deferred" in states:
             self.summary.deferred += 1  # queued for a batch file; finished on a later run
             return
-        if len(self.summary.failed) == failed_before:
+        # other trials' calls run meanwhile: only a failure of this trial's makes it unjudged
+        if all(t != trial.id for t, _ in self.summary.failed[failed_before:]):
             self.summary.judged += 1
 
     def _asks(self, trial: Trial, checklist: Checklist, instruction: str,

@@ -2,6 +2,7 @@
 
 from agentcredit.schema.checklist import Checklist, ChecklistItem, Route, RulesRef, Waiver
 from agentcredit.schema.judgment import (
+    AbstainReason,
     Citation,
     EvidenceKind,
     EvidenceRules,
@@ -47,6 +48,7 @@ from agentcredit.schema.turns import (
 )
 
 __all__ = [
+    "AbstainReason",
     "AgentInfo",
     "CheckStatus",
     "Checklist",

@@ -12,6 +12,12 @@ Label = Literal["yes", "no", "abstain"]
 EvidenceKind = Literal["output", "action", "claim", "authored", "given", "harness", "forged",
                        "unspecific"]
 JudgeSource = Literal["llm", "verifier", "generic"]
+AbstainReason = Literal["judge_abstained", "unverified_evidence", "no_output_evidence",
+                        "not_judged", "judge_failed", "check_skipped", "check_missing",
+                        "no_checks", "needs_model"]
+"""Why an item is Abstain: the judge said so; its citations were not found, or cited no
+(specific) output; the judge's answer left it out, or the call failed; the verifier skipped
+or never ran the check it cites; it cites no check; it needs a model and none was given."""
 
 
 class EvidenceRules(Record):
@@ -46,9 +52,10 @@ class ItemJudgment(Record):
 
     item_id: str = Field(description="Checklist item id (or 'ENDPOINT' for the virtual item).")
     label: Label = Field(description="yes, no or abstain.")
-    reason: str | None = Field(
+    reason: AbstainReason | None = Field(
         default=None, description="Why abstain: judge_abstained, unverified_evidence, "
-        "not_judged, judge_failed, check_skipped, check_missing, no_checks.")
+        "no_output_evidence, not_judged, judge_failed, check_skipped, check_missing, "
+        "no_checks, needs_model.")
     rationale: str = Field(default="", description="The judge's short rationale.")
     evidence: tuple[Citation, ...] = Field(default=(), description="Citations.")
     source: JudgeSource = Field(
