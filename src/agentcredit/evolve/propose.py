@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from html import escape
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
@@ -81,7 +82,8 @@ def evidence_block(trials: Sequence[Trial], verdicts: dict[str, TrialVerdict], *
     blocks = []
     for trial in list(trials)[:limit]:
         verdict = verdicts.get(trial.id)
-        lines = [f'<trial id="{trial.id}" outcome="{trial.outcome}" reward="{trial.reward}">']
+        lines = [f'<trial id="{escape(trial.id)}" outcome="{trial.outcome}" '
+                 f'reward="{trial.reward}">']
         if verdict is not None:
             for c in verdict.criteria:
                 final = c.states[-1].state if c.states else "missing"

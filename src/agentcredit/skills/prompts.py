@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from html import escape
 
 from pydantic import BaseModel, Field
 
@@ -108,7 +109,7 @@ def teacher_messages(task: Task, teacher: str, trials: Sequence[Trial], *,
     blocks = []
     for trial in trials:
         view = render_evidence(trial, budget_tokens=per_trial)
-        blocks.append(f'<trial id="{trial.id}" outcome="{trial.outcome}">\n{view.text}\n'
+        blocks.append(f'<trial id="{escape(trial.id)}" outcome="{trial.outcome}">\n{view.text}\n'
                       "</trial>")
     user = (
         f"{_task_block(task)}\n\nTEACHER: {teacher}\n\n" + "\n\n".join(blocks) + "\n\n"
