@@ -45,7 +45,6 @@ from agentcredit.llm.providers.scripted import ScriptedProvider
 from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.runs.judging import JudgeOptions, judge_trials
-from agentcredit.store.scores import run_scores
 from agentcredit.schema import (
     Lineage,
     Observation,
@@ -58,6 +57,7 @@ from agentcredit.schema import (
     TrialVerdict,
 )
 from agentcredit.store.run_store import RunStore
+from agentcredit.store.scores import run_scores
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.properties.forgeries import Variant, families

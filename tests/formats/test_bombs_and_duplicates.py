@@ -187,7 +187,7 @@ def test_a_json_lines_log_whose_first_line_is_over_1_mib_is_still_json_lines(
 
 def test_a_line_over_the_line_limit_is_an_error_not_a_silent_drop(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import agentcredit.formats.safe_io as io_module
+    import agentcredit.safe_io as io_module
 
     monkeypatch.setattr(io_module, "MAX_LINE_BYTES", 1 << 20)
     events = _claude_events(0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentcredit.formats.safe_io import MAX_JSON_DEPTH, nesting_depth
+from agentcredit.safe_io import MAX_JSON_DEPTH, nesting_depth
 from agentcredit.schema import ImageRef
 
 

@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 from agentcredit.errors import InputError
-from agentcredit.formats.safe_io import StrPath
+from agentcredit.safe_io import StrPath
 from agentcredit.schema import CheckStatus
 
 _STATUS: dict[str, CheckStatus] = {

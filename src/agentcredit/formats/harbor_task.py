@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.formats._coerce import opt_str
-from agentcredit.formats.safe_io import read_text
 from agentcredit.formats.structured import parse_toml
 from agentcredit.formats.verifier_files import collect_files, pytest_checks
+from agentcredit.safe_io import read_text
 from agentcredit.schema import Task, TaskMetadata
 
 ORACLE_DIRS = ("solution",)

@@ -32,7 +32,7 @@ from typing import Any
 from agentcredit.errors import InputError, PrerequisiteError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict
-from agentcredit.formats.safe_io import DEFAULT_MAX_BYTES, open_regular, parse_json
+from agentcredit.safe_io import DEFAULT_MAX_BYTES, open_regular, parse_json
 from agentcredit.schema import (
     AgentInfo,
     DroppedText,

@@ -28,7 +28,7 @@ from agentcredit.formats.registry import (
     folder_readers,
     plugin_problems,
 )
-from agentcredit.formats.safe_io import confined_to, file_size
+from agentcredit.safe_io import confined_to, file_size
 from agentcredit.schema import ReadError, Task, Trial
 
 _SKIPPED_LINE = re.compile(r"^line \d+: (line is|malformed JSON|invalid UTF-8|not a JSON object)")

@@ -16,7 +16,7 @@ from agentcredit.errors import InputError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
-from agentcredit.formats.safe_io import iter_jsonl_lenient
+from agentcredit.safe_io import iter_jsonl_lenient
 from agentcredit.schema import AgentInfo, Observation, Origin, Step, TokenUsage, ToolCall
 
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "agent"}

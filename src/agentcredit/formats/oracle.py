@@ -12,9 +12,9 @@ from pathlib import Path
 
 from agentcredit.errors import InputError
 from agentcredit.formats.harbor_task import ORACLE_DIRS
-from agentcredit.formats.safe_io import iter_jsonl_lenient, read_text
 from agentcredit.formats.swebench import swebench_oracle
 from agentcredit.formats.tb1_task import ORACLE_FILES
+from agentcredit.safe_io import iter_jsonl_lenient, read_text
 from agentcredit.schema import Oracle, Task
 
 MAX_ORACLE_BYTES = 2 * 1024 * 1024

@@ -21,14 +21,6 @@ from agentcredit.formats.inspect_log import (
     read_eval,
 )
 from agentcredit.formats.protocols import FileReader, FolderReader, Sink
-from agentcredit.formats.safe_io import (
-    first_byte,
-    iter_jsonl_lenient,
-    parse_json,
-    peek_first_json_line,
-    read_bytes,
-    read_json,
-)
 from agentcredit.formats.swebench import is_swebench_instance, read_swebench_instance
 from agentcredit.formats.tb1_task import read_tb1_task
 from agentcredit.formats.tb1_trial import is_tb1_trial_result, read_tb1_trial, tb1_trial_from_result
@@ -37,6 +29,14 @@ from agentcredit.formats.trajectory_file import (
     read_trajectory_file,
     sniff_jsonl,
     trajectory_from_document,
+)
+from agentcredit.safe_io import (
+    first_byte,
+    iter_jsonl_lenient,
+    parse_json,
+    peek_first_json_line,
+    read_bytes,
+    read_json,
 )
 from agentcredit.schema import AgentInfo, Trial
 

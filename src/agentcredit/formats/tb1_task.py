@@ -12,10 +12,10 @@ from typing import Any
 
 from agentcredit.errors import InputError
 from agentcredit.formats.harbor_task import _metadata
-from agentcredit.formats.safe_io import read_text
 from agentcredit.formats.structured import parse_yaml
 from agentcredit.formats.swebench import ORACLE_FIELDS, test_id_list
 from agentcredit.formats.verifier_files import collect_files, pytest_checks
+from agentcredit.safe_io import read_text
 from agentcredit.schema import Task
 
 ORACLE_FILES = ("solution.sh", "solution.yaml", "solution")

@@ -17,8 +17,8 @@ from agentcredit.errors import InputError
 from agentcredit.formats._coerce import opt_int, opt_str
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.boundary import verifier_output_marker
-from agentcredit.formats.safe_io import read_bytes, read_json_object
 from agentcredit.formats.terminal import CleanLine, clean_transcript
+from agentcredit.safe_io import read_bytes, read_json_object
 from agentcredit.schema import (
     AgentInfo,
     CheckStatus,

@@ -20,7 +20,7 @@ from agentcredit.formats.openai_messages import (
     read_message_list,
     read_mini_swe_agent,
 )
-from agentcredit.formats.safe_io import (
+from agentcredit.safe_io import (
     TooLarge,
     parse_json,
     peek_first_json_line,

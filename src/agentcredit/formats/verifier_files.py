@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentcredit.errors import InputError
 from agentcredit.formats.pytest_checks import is_test_file, pytest_check_ids
-from agentcredit.formats.safe_io import decode_text, read_bytes
+from agentcredit.safe_io import decode_text, read_bytes
 
 MAX_VERIFIER_FILE_BYTES = 512 * 1024
 """Verifier files above this size are skipped with a note (data blobs, fixtures)."""

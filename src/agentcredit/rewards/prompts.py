@@ -11,7 +11,6 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentcredit.errors import InputError
-from agentcredit.formats.safe_io import Missing, confined_to, read_bytes
 from agentcredit.judging.evidence import (
     EvidenceView,
     StepEvidence,
@@ -24,6 +23,7 @@ from agentcredit.judging.evidence import (
 )
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
+from agentcredit.safe_io import Missing, confined_to, read_bytes
 from agentcredit.schema import RubricCriterion, Step
 from agentcredit.text import shorten
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pydantic_core
 
-from agentcredit.formats.safe_io import nesting_depth
+from agentcredit.safe_io import nesting_depth
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 64

@@ -27,8 +27,8 @@ from typing import Any
 import yaml
 
 from agentcredit.errors import InputError
-from agentcredit.formats.safe_io import check_confined, confined_to, read_text
 from agentcredit.formats.structured import parse_yaml
+from agentcredit.safe_io import check_confined, confined_to, read_text
 from agentcredit.schema import Lineage, Skill
 from agentcredit.schema.skill import SkillFile
 from agentcredit.skills.bank import slug

@@ -16,8 +16,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from agentcredit.errors import AgentCreditError, ConfigError, InputError
-from agentcredit.formats.safe_io import Missing, confined_to, read_bytes
 from agentcredit.hashing import atomic_write, canonical_sha256
+from agentcredit.safe_io import Missing, confined_to, read_bytes
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.schema.base import first_error
 
