@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -215,29 +215,3 @@ class LiteralIndex:
 def literal_index(literals: tuple[str, ...]) -> LiteralIndex:
     """The index of one trial's strings (kept for the trials judged at the moment)."""
     return LiteralIndex(literals)
-
-
-def mark_authored(output: str, literals: Sequence[str],
-                  render: Callable[[str], str] = str, *, end: int | None = None) -> str:
-    """The output with :data:`MARK` before each line the agent authored (reachable from
-    its ``literals``), so that a model reading the view is not misled by it either; each
-    line is passed through ``render`` (the view's defusing) before it is marked.
-
-    >>> mark_authored("5 passed in 0.12s\\nreal 0m0.4s", ["printf '%d passed in 0.12s' 5"])
-    '[agent-authored] 5 passed in 0.12s\\nreal 0m0.4s'
-    """
-    lines = output.split("\n")
-    if not literals or not output.strip():
-        return "\n".join(render(line) for line in lines)
-    index = literal_index(tuple(literals))
-    end = len(literals) if end is None else end
-    return "\n".join(
-        MARK + render(line) if line.strip() and index.authored(normalize_text(line), end)
-        else render(line) for line in lines)
-
-
-def authored_residue(residue: str, literals: Sequence[str]) -> str:
-    """What is left of a quote's environment text once its agent-authored lines are out."""
-    kept = [line for line in (normalize_text(x) for x in residue.splitlines())
-            if line and not line_authored(line, literals)]
-    return " ".join(kept)

@@ -7,7 +7,14 @@ from collections.abc import Mapping, Sequence
 
 from agentcredit.formats.join import normalize_text
 from agentcredit.judging.evidence import StepEvidence, _commands_of, undefuse
-from agentcredit.judging.provenance import NO_WEIGHT, PROMPT, LineOrigin, harness_stripped, pieces
+from agentcredit.judging.provenance import (
+    NO_WEIGHT,
+    PROMPT,
+    LineOrigin,
+    harness_stripped,
+    is_echo,
+    pieces,
+)
 from agentcredit.schema import AbstainReason, EvidenceKind, EvidenceRules, ItemJudgment
 
 UNVERIFIED: AbstainReason = "unverified_evidence"
@@ -134,13 +141,9 @@ def environment_text(quote: str, commands: Sequence[str]) -> str:
     echoed = pieces(commands)
     kept: list[str] = []
     for line in quote.splitlines() or [quote]:
-        rest, prefixed = _strip_prompt(line)
-        norm = normalize_text(rest)
-        if not norm:
-            continue
-        if (prefixed and any(norm in piece for piece in echoed)) or norm in echoed:
+        if is_echo(line, echoed):
             continue  # the tool's echo of what the agent typed
-        content, status = harness_stripped(rest)
+        content, status = harness_stripped(_strip_prompt(line))
         if not status:
             kept.append(content)
     residue = normalize_text(" ".join(kept))
@@ -150,12 +153,10 @@ def environment_text(quote: str, commands: Sequence[str]) -> str:
     return normalize_text(_LABELS.sub(" ", residue))
 
 
-def _strip_prompt(line: str) -> tuple[str, bool]:
-    """The line without a leading shell prompt or echo label, and whether it had one."""
+def _strip_prompt(line: str) -> str:
+    """The line without a leading shell prompt or echo label."""
     match = PROMPT.match(line)
-    if match is None or not match.group(0).strip():
-        return line, False
-    return line[match.end():], True
+    return line[match.end():] if match is not None and match.group(0).strip() else line
 
 
 def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence],
