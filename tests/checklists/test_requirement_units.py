@@ -73,12 +73,15 @@ def test_list_items_fields_notes_and_any_imperative_are_units() -> None:
     assert ("imperative", "Tell me the alloy name as well, in `/out/alloy.txt`.") in units
 
 
-def test_informational_lists_and_bare_lead_ins_are_not_units() -> None:
-    texts = [text for _, text in _units()]
-    assert "`/data/part.stl`: the scan" not in texts  # "Available files:" informs
-    assert "You need to:" not in texts
-    assert not any(text.startswith("The scan in") for text in texts)
-    for unit in instruction_units(INSTRUCTION, load_rules()):
+def test_informational_lists_are_input_units_and_bare_lead_ins_are_not_units() -> None:
+    units = {u.text: u for u in instruction_units(INSTRUCTION, load_rules())}
+    given = units["`/data/part.stl`: the scan"]  # "Available files:" informs
+    assert given.role == "input" and given.section == "Available files:"
+    assert units["`piece_count`: connected pieces found in the scan"].role == "requirement"
+    assert units["NOTE: The weight counts as correct within **0.5% accuracy**."].role == "note"
+    assert "You need to:" not in units
+    assert not any(text.startswith("The scan in") for text in units)
+    for unit in units.values():
         assert INSTRUCTION[unit.start:unit.start + len(unit.text)] == unit.text  # verbatim
 
 
@@ -108,7 +111,9 @@ def test_a_unit_is_answered_by_a_quote_a_check_that_tests_it_or_a_waiver() -> No
     items, waivers = derive.derive_items(task, rules)
     assert not [f for f in run_gates(items, waivers, INSTRUCTION, task.checks, rules,
                                      derive.tested_words(task)) if f.code == COVER_REQUIREMENTS]
-    assert not waivers
+    assert {w.sentence for w in waivers} == {"`/data/part.stl`: the scan",
+                                             "`/data/alloys.md`: densities"}
+    assert all("as an input, not a requirement" in w.reason for w in waivers)
     marked = {item.quotes[0]: item for item in items if item.needs_model}
     field = marked["`piece_count`: connected pieces found in the scan"]
     assert field.route == "generated" and not field.checks and "(field)" in field.text
@@ -125,7 +130,8 @@ def test_derived_items_for_a_model_stay_in_the_bound_and_judge_abstain() -> None
         update={"max_items": 4})})
     items, waivers = derive.derive_items(task, tight)
     assert len(items) == 4 and waivers
-    assert all("over the rules' bound of 4 items" in w.reason for w in waivers)
+    assert all("over the rules' bound of 4 items" in w.reason for w in waivers
+               if "as an input" not in w.reason)
     checklist = derive_checklist(task, load_rules())
     labels = verifier_judgments(checklist, {c: "passed" for c in task.checks})  # type: ignore[arg-type]
     assert {j.reason for j, i in zip(labels, checklist.items, strict=True)  # type: ignore[union-attr]
@@ -134,12 +140,16 @@ def test_derived_items_for_a_model_stay_in_the_bound_and_judge_abstain() -> None
     assert "needs_model" not in plain.model_dump(mode="json")  # old hashes unchanged
 
 
-def test_the_synthesis_prompt_lists_units_grouped_by_kind() -> None:
+def test_the_synthesis_prompt_lists_units_grouped_by_role_with_their_section() -> None:
     user = synthesis_messages(_task(), load_rules())[1].text()
     block = user.split("REQUIREMENT UNITS", 1)[1]
-    assert "list items after a requirement lead-in:\n- Parse the binary STL" in block
-    assert 'fields of the output:\n- "bracket_weight": 812.5' in block
-    assert "tolerance, format and constraint notes:\n- NOTE:" in block
+    required = block.split("requirements (cover each):\n", 1)[1]
+    assert "- [list_item; under 'You need to:'] Parse the binary STL" in required
+    assert '- [field; under \'Save the result to `/out/weight.json` in this format:\'] ' \
+        '"bracket_weight": 812.5' in required
+    assert "notes on tolerance, format and constraints (cover each):\n- [note] NOTE:" in block
+    given = block.split("what the agent is given (cover, or waive with a reason):\n", 1)[1]
+    assert given.startswith("- [field; under 'Available files:'] `/data/part.stl`: the scan")
 
 
 def _harbor_task(root: Path) -> Path:

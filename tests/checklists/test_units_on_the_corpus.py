@@ -39,8 +39,22 @@ def _answer(units: dict[str, list[str]], checks: dict[str, list[str]]
         items += [{"id": f"C{len(items) + n + 1}", "text": f"Done as the instruction asks "
                    f"(requirement {n + 1}).", "route": "generated", "quotes": [unit],
                    "checks": []} for n, unit in enumerate(units[task])]
-        return json.dumps({"items": items, "waivers": []})
+        return json.dumps({"items": items, "waivers": [
+            {"sentence": given, "reason": "describes what the agent is given"}
+            for given in _waivable(text)]})
     return script
+
+
+def _waivable(prompt: str) -> list[str]:
+    """The units the prompt lists as inputs or examples (first line of each), as a model
+    that waives them would quote them."""
+    out, waivable = [], False
+    for line in prompt.split("REQUIREMENT UNITS", 1)[1].splitlines():
+        if re.match(r"^[a-z].*:$", line):
+            waivable = line.startswith(("what the agent is given", "examples"))
+        elif waivable and (unit := re.match(r"^- \[[^\]]*\] (.+)$", line)):
+            out.append(unit.group(1))
+    return out
 
 
 def test_a_synthesizer_answering_the_hand_written_units_passes_first_time(
@@ -72,5 +86,5 @@ def test_the_labelled_units_are_verbatim_in_their_instructions(corpus: Path,
     for task, found in units.items():
         text = (corpus / task / "instruction.md").read_text(encoding="utf-8")
         for kind, unit in found:
-            assert kind in ("cue", "imperative", "list_item", "field", "note")
+            assert kind in ("cue", "imperative", "list_item", "field", "note", "table_row")
             assert unit in text, (task, unit)

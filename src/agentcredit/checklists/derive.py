@@ -176,13 +176,19 @@ def _for_model(items: list[ChecklistItem], units: list[Unit],
                ) -> tuple[list[ChecklistItem], list[Waiver]]:
     """The units no item quotes and no referenced check tests, as ``generated`` items marked
     ``needs_model`` (a user sees what a verifier-only checklist misses, and a model judging
-    the checklist has them to judge); units beyond the rules' item bound are waived."""
+    the checklist has them to judge); ``input`` and ``example`` units, and units beyond the
+    rules' item bound, are waived."""
     waivers: list[Waiver] = []
     seen: set[str] = set()
     for unit in units:
         if unit_covered_by(unit, items, tested) or normalize_text(unit.text) in seen:
             continue
         seen.add(normalize_text(unit.text))
+        if unit.role in ("input", "example"):
+            waivers.append(Waiver(sentence=unit.text, reason=f"the instruction's structure marks "
+                                  f"this {unit.kind} as an {unit.role}, not a requirement "
+                                  f"(under {unit.section or 'no lead-in'!r})"))
+            continue
         if len(items) >= rules.bounds.max_items:
             waivers.append(Waiver(sentence=unit.text, reason=f"{WAIVER_REASON} ({unit.kind}; "
                                   f"over the rules' bound of {rules.bounds.max_items} items)"))

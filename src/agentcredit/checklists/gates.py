@@ -129,7 +129,8 @@ def instruction_units(instruction: str, rules: Rules) -> list[Unit]:
     """
     return requirement_units(instruction, rules.coverage.requirement_cues,
                              rules.coverage.kinds(),
-                             frozenset(v.lower() for v in rules.coverage.imperative_verbs))
+                             frozenset(v.lower() for v in rules.coverage.imperative_verbs),
+                             frozenset(normalize_text(t) for t in rules.coverage.boilerplate))
 
 
 def requirement_sentences(instruction: str, rules: Rules) -> list[str]:
@@ -190,7 +191,8 @@ class UnitCoverage:
         return bool(self.items) or self.waiver is not None
 
     def as_dict(self) -> dict[str, object]:
-        return {"kind": self.unit.kind, "text": self.unit.text, "start": self.unit.start,
+        return {"kind": self.unit.kind, "role": self.unit.role, "section": self.unit.section,
+                "text": self.unit.text, "start": self.unit.start,
                 "items": list(self.items), "waiver": self.waiver}
 
 

@@ -28,7 +28,10 @@ class Coverage(_Strict):
     unit_kinds: dict[str, bool] = Field(
         default_factory=lambda: dict.fromkeys(UNIT_KINDS, True),
         description="Which requirement-unit kinds the audit asks for (cue, imperative, "
-        "list_item, field, note); a kind set to false is not asked for.")
+        "list_item, field, note, table_row); a kind set to false is not asked for.")
+    boilerplate: tuple[str, ...] = Field(
+        default=(), description="Texts every task of a benchmark repeats (its own harness "
+        "notes); a unit whose text is one of them is not asked for.")
 
     def kinds(self) -> tuple[str, ...]:
         """The unit kinds switched on."""

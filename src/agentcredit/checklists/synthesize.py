@@ -24,7 +24,7 @@ from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
 from agentcredit.text import shorten
 
-PROMPT_VERSION = "gcpc-synth-2"
+PROMPT_VERSION = "gcpc-synth-3"
 MAX_VERIFIER_CHARS = 60_000
 MIN_FILE_CHARS = 400  # less of a file than this tells the model nothing useful
 MIN_VERIFIER_CHARS = 0  # the floor when fitting a window: the instruction and check ids only
@@ -105,20 +105,30 @@ def synthesis_messages(task: Task, rules: Rules, *,
     return [Message(role="system", content=system), Message(role="user", content=user)]
 
 
-_KIND_TITLES = {"cue": "sentences with a requirement cue", "imperative": "imperative sentences",
-                "list_item": "list items after a requirement lead-in",
-                "field": "fields of the output", "note": "tolerance, format and constraint notes"}
+_ROLE_TITLES = {
+    "requirement": "requirements (cover each)",
+    "note": "notes on tolerance, format and constraints (cover each)",
+    "input": "what the agent is given (cover, or waive with a reason)",
+    "example": "examples (cover, or waive with a reason)",
+}
 
 
 def _units_by_kind(task: Task, rules: Rules) -> str:
-    """The instruction's requirement units, grouped by kind, for the synthesis prompt."""
+    """The instruction's units grouped by role, each with its kind and the section it
+    stands under, for the synthesis prompt."""
     units = instruction_units(task.instruction, rules)
     blocks = []
-    for kind, title in _KIND_TITLES.items():
-        texts = [u.text for u in units if u.kind == kind]
-        if texts:
-            blocks.append(f"{title}:\n" + "\n".join(f"- {t}" for t in texts))
+    for role, title in _ROLE_TITLES.items():
+        lines = [f"- [{u.kind}{'; under ' + _section(u.section) if u.section else ''}] {u.text}"
+                 for u in units if u.role == role]
+        if lines:
+            blocks.append(f"{title}:\n" + "\n".join(lines))
     return "\n".join(blocks)
+
+
+def _section(text: str) -> str:
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= 80 else flat[:77] + "...")
 
 
 def _verifier_text(task: Task, max_chars: int = MAX_VERIFIER_CHARS) -> tuple[str, str]:
