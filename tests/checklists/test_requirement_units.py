@@ -144,12 +144,12 @@ def test_the_synthesis_prompt_lists_units_grouped_by_role_with_their_section() -
     user = synthesis_messages(_task(), load_rules())[1].text()
     block = user.split("REQUIREMENT UNITS", 1)[1]
     required = block.split("requirements (cover each):\n", 1)[1]
-    assert "- [list_item; under 'You need to:'] Parse the binary STL" in required
-    assert '- [field; under \'Save the result to `/out/weight.json` in this format:\'] ' \
-        '"bracket_weight": 812.5' in required
+    assert "(under 'You need to:')\n- [list_item] Parse the binary STL" in required
+    assert "(under 'Save the result to `/out/weight.json` in this format:')\n" \
+        '- [field] "bracket_weight": 812.5' in required
     assert "notes on tolerance, format and constraints (cover each):\n- [note] NOTE:" in block
     given = block.split("what the agent is given (cover, or waive with a reason):\n", 1)[1]
-    assert given.startswith("- [field; under 'Available files:'] `/data/part.stl`: the scan")
+    assert given.startswith("(under 'Available files:')\n- [field] `/data/part.stl`: the scan")
 
 
 def _harbor_task(root: Path) -> Path:

@@ -52,7 +52,7 @@ def _waivable(prompt: str) -> list[str]:
     for line in prompt.split("REQUIREMENT UNITS", 1)[1].splitlines():
         if re.match(r"^[a-z].*:$", line):
             waivable = line.startswith(("what the agent is given", "examples"))
-        elif waivable and (unit := re.match(r"^- \[[^\]]*\] (.+)$", line)):
+        elif waivable and (unit := re.match(r"^- \[\w+\] (.+)$", line)):
             out.append(unit.group(1))
     return out
 

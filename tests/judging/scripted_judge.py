@@ -35,8 +35,8 @@ def requirement_units(text: str) -> list[str]:
     for line in text[start:].splitlines()[1:]:
         if not line.strip():
             break
-        if line.startswith("- "):
-            found.append(line[2:])
+        if (unit := re.match(r"^- \[\w+\] (.*)$", line)) is not None:
+            found.append(unit.group(1))
     return found
 
 

@@ -114,13 +114,17 @@ _ROLE_TITLES = {
 
 
 def _units_by_kind(task: Task, rules: Rules) -> str:
-    """The instruction's units grouped by role, each with its kind and the section it
-    stands under, for the synthesis prompt."""
+    """The instruction's units grouped by role, each with its kind, under the section
+    (heading and lead-in) it stands in, for the synthesis prompt."""
     units = instruction_units(task.instruction, rules)
     blocks = []
     for role, title in _ROLE_TITLES.items():
-        lines = [f"- [{u.kind}{'; under ' + _section(u.section) if u.section else ''}] {u.text}"
-                 for u in units if u.role == role]
+        lines, section = [], ""
+        for unit in (u for u in units if u.role == role):
+            if unit.section != section:
+                section = unit.section
+                lines.append(f"(under {_section(section)})")
+            lines.append(f"- [{unit.kind}] {unit.text}")
         if lines:
             blocks.append(f"{title}:\n" + "\n".join(lines))
     return "\n".join(blocks)
