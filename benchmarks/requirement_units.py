@@ -33,7 +33,7 @@ import yaml
 
 from agentcredit.checklists.gates import instruction_units
 from agentcredit.checklists.rules import load_rules
-from agentcredit.checklists.text import normalize_text
+from agentcredit.text import normalize_text
 
 try:
     from agentcredit.checklists.units import HARNESS_LINE as _HARNESS

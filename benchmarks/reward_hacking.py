@@ -36,7 +36,6 @@ from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import load_checklists
 from agentcredit.checklists.rules import load_rules
 from agentcredit.formats import load
-from agentcredit.formats.join import normalize_text
 from agentcredit.judging import quotes
 from agentcredit.judging.evidence import undefuse
 from agentcredit.judging.generic import generic_checklist
@@ -58,6 +57,7 @@ from agentcredit.schema import (
 )
 from agentcredit.store.run_store import RunStore
 from agentcredit.store.scores import run_scores
+from agentcredit.text import normalize_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.properties.forgeries import Variant, families

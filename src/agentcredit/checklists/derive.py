@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 from agentcredit.checklists.gates import instruction_units, unit_covered_by
 from agentcredit.checklists.rules import Rules
-from agentcredit.checklists.text import normalize_text, sentences, words
 from agentcredit.checklists.units import Unit
 from agentcredit.formats.pytest_checks import strip_parameters
 from agentcredit.schema import ChecklistItem, Task, Waiver
+from agentcredit.text import normalize_text, sentences, words
 
 _LEAD = re.compile(r"^(?:test|check|verify|ensure|assert|make sure)s?\s+(?:that\s+)?",
                    re.IGNORECASE)

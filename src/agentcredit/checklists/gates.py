@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agentcredit.checklists.rules import Rules
-from agentcredit.checklists.text import normalize_text, quote_in, words
 from agentcredit.checklists.units import Unit, requirement_units
 from agentcredit.formats.pytest_checks import strip_parameters
 from agentcredit.gating import GateFailure
 from agentcredit.schema import ChecklistItem, Waiver
+from agentcredit.text import normalize_text, quote_in, words
 
 SHAPE = "G-SHAPE"
 QUOTE = "G-QUOTE"

@@ -38,7 +38,7 @@ from importlib import resources
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from agentcredit.checklists.text import normalize_text, sentences, words
+from agentcredit.text import normalize_text, sentences, words
 
 UNIT_KINDS = ("cue", "imperative", "list_item", "field", "note", "table_row")
 ROLES = ("requirement", "note", "input", "example")

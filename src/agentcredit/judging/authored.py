@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agentcredit.formats.join import normalize_text
+from agentcredit.text import IDENT, normalize_text
 
 MIN_TEMPLATE_CHARS = 4
 """Letters or digits a template's fixed parts must cover of a line (less is chance)."""
@@ -40,7 +40,6 @@ _FORMAT_FIELD = re.compile(
     r"%[-+ 0#]*\d*(?:\.\d+)?[diouxXfFeEgGsc]|\{[^{}\n]{0,80}\}|\$\{?\w+\}?|\$\([^()\n]*\)|"
     r"\\[ntr]|`[^`\n]*`")
 _QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
-_WORD = re.compile(r"\w+")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 # A character written as an escape: \x41, \101 (octal), \u0041 (printf, echo -e, Python).
 _ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4}))")
@@ -78,7 +77,7 @@ def _prepared(literal: str) -> _Literal:
     for variant in variants:
         # a format field's value is a number the agent typed, or any word of a command line
         # (the arguments of printf); a long string (a file's content) lends only its numbers
-        typed |= set(_WORD.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
+        typed |= set(IDENT.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
         typed |= set(_NUMBER.findall(variant))
         templates += [tuple(_chunks(t)) for t in _templates(variant)[1:] or [variant]]
     return _Literal(tuple(dict.fromkeys(normalize_text(v) for v in variants)),
@@ -115,7 +114,7 @@ def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bo
                 rest = rest.replace(chunk, " ")
         if covered < needed:
             continue
-        words = literal.typed | {w for chunk in chunks for w in _WORD.findall(chunk)}
+        words = literal.typed | {w for chunk in chunks for w in IDENT.findall(chunk)}
         for value in sorted(words, key=len, reverse=True):
             rest = rest.replace(value, " ")  # a format field's value: typed by the agent
         if _alnum(rest) == 0:

@@ -17,11 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agentcredit.formats.join import normalize_lines, normalize_text
 from agentcredit.judging.authored import MARK, literal_index
 from agentcredit.judging.provenance import LineOrigin, line_origins, self_contained
 from agentcredit.schema import Step, Trial
-from agentcredit.text import shorten
+from agentcredit.text import normalize_lines, normalize_text, shorten
 
 CHARS_PER_TOKEN = 4
 TRAJECTORY_OPEN = "<trajectory>"

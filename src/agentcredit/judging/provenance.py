@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agentcredit.formats.join import fold, normalize_text
+from agentcredit.text import fold, normalize_text
 
 LineOrigin = Literal["tool", "harness", "echo", "authored", "given", "forged"]
 NO_WEIGHT: frozenset[str] = frozenset({"harness", "echo"})

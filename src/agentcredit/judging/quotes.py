@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from agentcredit.formats.join import normalize_text
 from agentcredit.judging.evidence import StepEvidence, _commands_of, undefuse
 from agentcredit.judging.provenance import (
     NO_WEIGHT,
@@ -16,6 +15,7 @@ from agentcredit.judging.provenance import (
     pieces,
 )
 from agentcredit.schema import AbstainReason, EvidenceKind, EvidenceRules, ItemJudgment
+from agentcredit.text import normalize_text
 
 UNVERIFIED: AbstainReason = "unverified_evidence"
 NO_OUTPUT: AbstainReason = "no_output_evidence"

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,11 +25,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agentcredit.checklists.text import STOP
 from agentcredit.errors import ConfigError, PrerequisiteError
 from agentcredit.llm.cache import ResponseCache, cache_key
+from agentcredit.text import STOP, WORD
 
-_TOKEN = re.compile(r"[a-z0-9]+")
 BACKENDS = ("lexical", "bm25", "minilm", "openai/<model>")
 MINILM = "minilm/all-MiniLM-L6-v2"
 
@@ -49,13 +47,13 @@ class Embedder(Protocol):
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-case word tokens without stop words (:data:`checklists.text.STOP`, the one
+    """Lower-case word tokens without stop words (:data:`agentcredit.text.STOP`, the one
     list), a plural ``-s`` folded onto its singular so "tables" meets "table".
 
     >>> tokens("Filter the ERROR lines of a log; tables, class, status")
     ['filter', 'error', 'line', 'log', 'table', 'class', 'status']
     """
-    return [_singular(t) for t in _TOKEN.findall(text.lower()) if t not in STOP]
+    return [_singular(t) for t in WORD.findall(text.lower()) if t not in STOP]
 
 
 def _singular(token: str) -> str:

@@ -26,11 +26,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentcredit.formats.join import normalize_text
 from agentcredit.gating import GateFailure
 from agentcredit.schema import Skill
 from agentcredit.skills.leaks import find_leaks
 from agentcredit.skills.tool_names import ToolSet, named_tools
+from agentcredit.text import WORD, normalize_text
 
 SHAPE = "S-SHAPE"
 COUNT = "S-COUNT"
@@ -41,7 +41,6 @@ LINEAGE = "S-LINEAGE"
 RULES_VERSION = "skill-gates-4"  # 4: English-word tool names read in context; marking is observable
 MIN_PARTS, MAX_PARTS = 3, 5
 
-_WORDS = re.compile(r"[a-z]+")
 _SHAPE_CUES = re.compile(r"\w\.[A-Za-z]{2,5}\b|/\w|\d|[\"'`“]|\b[A-Z]{2,}\b|\b[a-z]+[A-Z]\w*")
 DISPLAY = frozenset({
     "shows", "show", "shown", "showing", "displays", "displayed", "prints", "printed",
@@ -204,7 +203,7 @@ def observable(text: str) -> str | None:
     >>> observable("The approach is sound and thorough.")
     'names nothing observable (an output, file, value, message, ...)'
     """
-    words = _WORDS.findall(text.lower())
+    words = WORD.findall(text.lower())
     if len(words) < 3:
         return "is missing or too short"
     vocabulary = set(words)

@@ -24,13 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from agentcredit.formats.join import normalize_text
 from agentcredit.schema import Oracle, Task
 from agentcredit.skills.tool_names import FORMATS, common_word
+from agentcredit.text import WORD, normalize_text
 
 _STRING = re.compile(r"""(?P<q>["'])(?P<s>(?:\\.|(?!(?P=q)).){1,400}?)(?P=q)""")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])")
-_WORD = re.compile(r"[a-z0-9]+")
 SECTION_NAMES = frozenset({
     "abstract", "introduction", "background", "related work", "method", "methods",
     "methodology", "materials and methods", "experiments", "experimental setup", "results",
@@ -166,7 +165,7 @@ def _fold(word: str) -> str:
 
 
 def _folded(text: str) -> str:
-    return " " + " ".join(_fold(w) for w in _WORD.findall(normalize_text(text).lower())) + " "
+    return " " + " ".join(_fold(w) for w in WORD.findall(normalize_text(text).lower())) + " "
 
 
 def stated_by(literal: str, instruction: str) -> bool:

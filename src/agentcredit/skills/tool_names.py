@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from agentcredit.checklists.text import STOP
 from agentcredit.schema import Trial
+from agentcredit.text import STOP
 
 ToolKind = Literal["call", "command", "package", "module", "function"]
 
