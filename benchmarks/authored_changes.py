@@ -23,9 +23,9 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from agentcredit.evidence.quotes import evidence_kind
+from agentcredit.evidence.view import evidence_steps
 from agentcredit.formats import load
-from agentcredit.judging.evidence import evidence_steps
-from agentcredit.judging.quotes import evidence_kind
 
 _DIGITS = re.compile(r"\d+")
 # Kinds that take a content line (what a tool showed of the world) away from output.

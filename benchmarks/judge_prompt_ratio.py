@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.judging.synthetic import write_task, write_trials
 
 from agentcredit.checklists import derive_checklist, load_rules
+from agentcredit.evidence.view import EvidenceView
 from agentcredit.formats import load
 from agentcredit.judging import render_evidence
-from agentcredit.judging.evidence import EvidenceView
 from agentcredit.judging.prompts import holistic_messages, items_messages
 from agentcredit.schema import Checklist, Task, Trial
 

@@ -35,9 +35,9 @@ from hypothesis import strategies as st
 from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import load_checklists
 from agentcredit.checklists.rules import load_rules
+from agentcredit.evidence import quotes
+from agentcredit.evidence.view import undefuse
 from agentcredit.formats import load
-from agentcredit.judging import quotes
-from agentcredit.judging.evidence import undefuse
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.llm import ModelClient, register_script
 from agentcredit.llm.providers.scripted import ScriptedProvider

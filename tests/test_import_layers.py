@@ -1,6 +1,8 @@
 """The import graph has no circles: between packages of ``agentcredit`` (a package never
-imports one that imports it back, at any distance) and between modules. Every import
-counts, also one inside a function."""
+imports one that imports it back, at any distance) and between modules; and every import
+points down the layer order of ``docs/architecture.md`` (:data:`LAYERS`). Every import
+counts, also one inside a function. A package's ``__init__`` may name its own submodules
+(it is the package's face, loading its jobs on first use)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,20 @@ from collections import defaultdict
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "agentcredit"
+_A = "agentcredit."
+LAYERS: dict[int, tuple[str, ...]] = {  # docs/architecture.md, "Layers"; longest prefix wins
+    1: ("errors", "hashing", "schema", "text", "version", "safe_io"),
+    2: ("formats",),
+    3: ("checklists.gates", "checklists.units", "checklists.rules", "skills.gates",
+        "skills.tool_names", "skills.leaks", "evidence", "scoring", "analysis.stats",
+        "rewards.advantages", "evolve.gates"),
+    4: ("llm", "gating"),
+    5: ("store",),
+    6: ("checklists", "judging", "skills", "rewards", "evolve"),
+    7: ("runs", "report", "analysis", "integrations", "serve", "skills.jobs", "rewards.jobs",
+        "evolve.jobs"),
+    8: ("cli", "__main__"),
+}
 
 
 def _module_name(path: Path) -> str:
@@ -83,6 +99,44 @@ def test_no_package_imports_one_that_imports_it_back() -> None:
 def test_no_module_imports_one_that_imports_it_back() -> None:
     graph = {m: {t for t in ts if not m.startswith(t + ".")} for m, ts in _graph().items()}
     assert _cycles(graph) == []
+
+
+def layer_of(module: str) -> int | None:
+    """The layer of a module: that of the longest prefix in :data:`LAYERS`."""
+    best: tuple[int, int] | None = None
+    for layer, prefixes in LAYERS.items():
+        for prefix in prefixes:
+            name = _A + prefix
+            if (module == name or module.startswith(name + ".")) and \
+                    (best is None or len(name) > best[1]):
+                best = (layer, len(name))
+    return best[0] if best else None
+
+
+def upward_arrows(graph: dict[str, set[str]]) -> list[str]:
+    found = []
+    for source, targets in graph.items():
+        for target in targets:
+            if source.startswith(target + ".") or target.startswith(source + "."):
+                continue  # a module and its package's face
+            low, high = layer_of(source), layer_of(target)
+            if low is not None and high is not None and high > low:
+                found.append(f"{source} (layer {low}) imports {target} (layer {high})")
+    return sorted(found)
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [m for m in _graph() if m != "agentcredit" and layer_of(m) is None] == []
+
+
+def test_every_import_points_down_the_layers() -> None:
+    assert upward_arrows(_graph()) == []
+
+
+def test_the_layer_check_finds_an_upward_arrow() -> None:
+    assert upward_arrows({"agentcredit.scoring.metrics": {"agentcredit.llm.client"},
+                          "agentcredit.llm": {"agentcredit.llm.client"}}) == [
+        "agentcredit.scoring.metrics (layer 3) imports agentcredit.llm.client (layer 4)"]
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from agentcredit.analysis.agreement import cohen_kappa
 from agentcredit.analysis.analyze import analyze_store
 from agentcredit.cli.app import app
+from agentcredit.evidence.quotes import citation_kind
+from agentcredit.evidence.view import evidence_steps
 from agentcredit.formats import load
-from agentcredit.judging.evidence import evidence_steps
-from agentcredit.judging.quotes import citation_kind
 from agentcredit.llm import register_script
 from agentcredit.store import RunStore
 from tests.conftest import EXAMPLES, write_json

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from agentcredit.judging.evidence import render_evidence
+from agentcredit.evidence.view import render_evidence
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import judge_trial
 from agentcredit.llm import ModelClient, register_script

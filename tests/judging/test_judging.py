@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.cli.app import app
+from agentcredit.evidence.view import StepEvidence
 from agentcredit.formats import load
 from agentcredit.judging import check_quotes, judge_trial, render_evidence, verifier_judgments
-from agentcredit.judging.evidence import StepEvidence
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.schema import (
     Citation,
@@ -160,7 +160,7 @@ def test_run_without_a_model_on_the_examples(tmp_path: Path) -> None:
     assert harness["partial_credit"] == "" and harness["fusion"] == "none"
     passing = rows["csv-sales-summary__Qm4tR2a"]
     assert passing["partial_credit"] == "1.0" and passing["fusion"] == "pass_propagation"
-    assert len(passing["checklist_hash"]) == 64 and passing["rules"] == "gcpc-default@1.2"
+    assert len(passing["checklist_hash"]) == 64 and passing["rules"] == "gcpc-default@1.3"
     assert passing["judge_model"] == "verifier-evidence"
     again = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
                                 "--out", str(tmp_path)])
@@ -222,9 +222,10 @@ def test_skillsbench_sample_without_a_model(corpus: Path, tmp_path: Path) -> Non
     before = RunStore(tmp_path).judgments("verifier")[("sales-pivot-analysis__KvDpiKB",
                                                        "verifier")]
     labels = [j.label for j in before]
-    assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 2)
+    assert (labels.count("yes"), labels.count("no"), labels.count("abstain")) == (6, 3, 4)
     reasons = sorted(j.reason for j in before if j.label == "abstain")
-    assert reasons == ["check_skipped", "needs_model"]  # one unit no check tests
+    # three units no check tests: two sentences and the "Population by State" sheet item
+    assert reasons == ["check_skipped", "needs_model", "needs_model", "needs_model"]
 
 
 def test_score_exports_parquet(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from agentcredit.checklists.rules import load_rules
-from agentcredit.judging.evidence import evidence_steps, render_evidence
-from agentcredit.judging.quotes import check_quotes
+from agentcredit.evidence.quotes import check_quotes
+from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.rewards.prompts import fine_messages
 from agentcredit.schema import Citation, EvidenceRules, ItemJudgment, Trial
 from tests.judging.test_authored_output import SUCCESS, _judged, _step, _trial, _verified

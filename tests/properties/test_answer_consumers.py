@@ -164,8 +164,8 @@ def test_a_bank_build_ends_in_gated_skills_or_recorded_failures(data: Any) -> No
 @settings(PROPERTY, max_examples=20)
 @given(data=st.data())
 def test_an_imported_skills_rubric_is_gated_or_a_typed_failure(data: Any) -> None:
-    from agentcredit.gating import Failed as CallFailed
-    from agentcredit.gating import Rejected
+    from agentcredit.schema.outcomes import Failed as CallFailed
+    from agentcredit.schema.outcomes import Rejected
     from agentcredit.skills.agent_skills import parse_skill_md
     from agentcredit.skills.importing import derive_rubric
 
@@ -190,8 +190,8 @@ def test_an_evolve_proposal_is_gated_or_says_why_there_is_none(data: Any, rubric
         propose_guidance,
         propose_rubric,
     )
-    from agentcredit.gating import Failed as CallFailed
-    from agentcredit.gating import Rejected
+    from agentcredit.schema.outcomes import Failed as CallFailed
+    from agentcredit.schema.outcomes import Rejected
     from agentcredit.skills.gates import GateContext, run_skill_gates
 
     skill = make_skill()

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentcredit.judging.evidence import evidence_steps
-from agentcredit.judging.quotes import check_quotes
+from agentcredit.evidence.quotes import check_quotes
+from agentcredit.evidence.view import evidence_steps
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import FineAnswer
 from agentcredit.schema import Citation, ItemJudgment, Observation, Origin, Step, ToolCall, Trial

@@ -15,8 +15,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.evolve.propose import evidence_block, guidance_messages
-from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.judging.prompts import holistic_messages, items_messages
 from agentcredit.llm.types import Message
 from agentcredit.rewards.prompts import coarse_messages, fine_messages

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcredit.cli.app import app
-from agentcredit.judging.evidence import StepEvidence
+from agentcredit.evidence.view import StepEvidence
 from agentcredit.llm import register_script
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import FineAnswer

@@ -16,8 +16,8 @@ from typing import Any
 
 import yaml
 
-from agentcredit.gating import GateFailure
 from agentcredit.schema import GuidanceStage, Lineage, RubricCriterion, Skill
+from agentcredit.schema.outcomes import GateFailure
 from agentcredit.skills.gates import GateContext, run_skill_gates
 from agentcredit.skills.tool_names import ToolOrigin, ToolSet, guidance_tools
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agentcredit.judging.evidence import render_evidence
+from agentcredit.evidence.view import render_evidence
 from agentcredit.judging.llm_judge import judge_trial
 from agentcredit.llm.client import Model
 from agentcredit.schema import Checklist, ItemJudgment, Trial

@@ -10,8 +10,8 @@ from agentcredit.checklists.freeze import (
 from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION, Rejection, synthesize
-from agentcredit.gating import GateFailure
 from agentcredit.schema.checklist import checklist_hash
+from agentcredit.schema.outcomes import GateFailure
 
 __all__ = [
     "PROMPT_VERSION",

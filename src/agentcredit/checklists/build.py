@@ -14,10 +14,10 @@ from agentcredit.checklists.gates import run_gates, unit_coverage
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.synthesize import Rejection, synthesize
 from agentcredit.errors import InputError
-from agentcredit.gating import GateFailure
 from agentcredit.hashing import atomic_write
 from agentcredit.llm.client import Model
 from agentcredit.schema import Checklist, Task
+from agentcredit.schema.outcomes import GateFailure
 
 REJECTIONS = "rejections"
 COVERAGE = Path("coverage") / "requirements.json"

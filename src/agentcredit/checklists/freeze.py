@@ -19,11 +19,11 @@ from pydantic import ValidationError
 from agentcredit.checklists.gates import HASH, LOCK
 from agentcredit.checklists.rules import Rules
 from agentcredit.errors import AgentCreditError, InputError
-from agentcredit.gating import GateFailure
 from agentcredit.hashing import atomic_write
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error
 from agentcredit.schema.checklist import checklist_hash
+from agentcredit.schema.outcomes import GateFailure
 
 LOCK_NAME = "checklists.lock"
 

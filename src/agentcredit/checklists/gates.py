@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from agentcredit.checklists.rules import Rules
 from agentcredit.checklists.units import Unit, requirement_units
 from agentcredit.formats.pytest_checks import strip_parameters
-from agentcredit.gating import GateFailure
 from agentcredit.schema import ChecklistItem, Waiver
+from agentcredit.schema.outcomes import GateFailure
 from agentcredit.text import normalize_text, quote_in, words
 
 SHAPE = "G-SHAPE"

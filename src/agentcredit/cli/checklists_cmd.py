@@ -36,8 +36,8 @@ from agentcredit.cli.options import (
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats import load
-from agentcredit.gating import GateFailure
 from agentcredit.schema import Task
+from agentcredit.schema.outcomes import GateFailure
 
 app = typer.Typer(help="Build, check and show frozen GCPC checklists.", no_args_is_help=True)
 RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rules YAML (default: shipped).")]

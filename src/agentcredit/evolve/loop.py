@@ -36,13 +36,13 @@ from agentcredit.evolve.propose import (
     propose_rubric,
 )
 from agentcredit.evolve.runners import Rollout, RolloutRunner
-from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_text
 from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict
+from agentcredit.schema.outcomes import Deferred, Failed, Rejected
 from agentcredit.skills.bank import freeze_bank, load_bank, make_bank, skill_hash
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.importing import require_rubric

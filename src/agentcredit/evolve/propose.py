@@ -17,11 +17,11 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-from agentcredit.gating import Deferred, Failed, Rejected
-from agentcredit.judging.evidence import render_evidence
+from agentcredit.evidence.view import render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message
 from agentcredit.schema import GuidanceStage, ParentRef, Skill, Trial, TrialVerdict
+from agentcredit.schema.outcomes import Deferred, Failed, Rejected
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import SYSTEM, DraftCriterion, DraftStage
 from agentcredit.skills.stages import ask_gated, criteria

@@ -26,8 +26,8 @@ from inspect_ai.solver import TaskState
 from agentcredit.checklists.build import build_checklists
 from agentcredit.checklists.freeze import file_name, load_checklist
 from agentcredit.checklists.rules import load_rules
+from agentcredit.evidence.view import render_evidence
 from agentcredit.formats.inspect_log import _from_messages
-from agentcredit.judging.evidence import render_evidence
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.cache import ResponseCache, default_cache_path

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentcredit.judging.evidence import EvidenceView, render_evidence
+from agentcredit.evidence.view import EvidenceView, render_evidence
 from agentcredit.judging.prompts import items_messages
 from agentcredit.llm.types import Message
 from agentcredit.llm.window import fit_to_window

@@ -10,14 +10,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from agentcredit.judging.evidence import EvidenceView
+from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY, check_quotes
+from agentcredit.evidence.view import EvidenceView
 from agentcredit.judging.prompts import (
     HolisticAnswer,
     ItemsAnswer,
     holistic_messages,
     items_messages,
 )
-from agentcredit.judging.quotes import DEFAULT_SPECIFICITY, check_quotes
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, ModelFailure, ModelResponse
 from agentcredit.schema import Checklist, ChecklistItem, Citation, EvidenceRules, ItemJudgment
@@ -62,7 +62,7 @@ async def judge_trial(model: Model, checklist: Checklist, instruction: str,
                       config: GenerationConfig | None = None, evidence: str = "outputs",
                       specificity: EvidenceRules = DEFAULT_SPECIFICITY) -> JudgeResult:
     """Label every item of ``checklist`` from the evidence ``view``; citations are checked
-    against it (:func:`agentcredit.judging.quotes.check_quotes`)."""
+    against it (:func:`agentcredit.evidence.quotes.check_quotes`)."""
     groups = [[item] for item in checklist.items] if per_item else [list(checklist.items)]
 
     async def one(items: list[ChecklistItem]) -> tuple[list[ItemJudgment],

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentcredit.judging.evidence import EvidenceView
+from agentcredit.evidence.view import EvidenceView
 from agentcredit.llm.types import Message
 from agentcredit.schema import ChecklistItem
 

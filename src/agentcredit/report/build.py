@@ -15,8 +15,8 @@ import jinja2
 
 from agentcredit.analysis.studies import SCORERS, trial_rows
 from agentcredit.checklists.build import COVERAGE
+from agentcredit.evidence.view import action_text, output_text
 from agentcredit.formats import load
-from agentcredit.judging.evidence import action_text, output_text
 from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
 from agentcredit.schema import ItemJudgment, Trial
 from agentcredit.store.run_store import RunStore

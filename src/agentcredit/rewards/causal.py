@@ -6,7 +6,7 @@ Whatever the fine verifier answers, a criterion's states are rebuilt turn by tur
   citation: a quote found verbatim (normalised) in what the environment showed in the cited
   step (a tool output, file content; not the agent's own command or message, not output
   the agent authored one step removed, not text too short or too common in the log to be
-  specific: :func:`agentcredit.judging.quotes.evidence_kind`), and a cited
+  specific: :func:`agentcredit.evidence.quotes.evidence_kind`), and a cited
   step no later than the turn's own step. Otherwise the state stays where it was (not
   raised) and the refusal is recorded in ``corrections``;
 - a state at or below the previous one is kept as given (lowering needs no proof);
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentcredit.judging.evidence import StepEvidence
-from agentcredit.judging.quotes import evidence_kind
+from agentcredit.evidence.quotes import evidence_kind
+from agentcredit.evidence.view import StepEvidence
 from agentcredit.rewards.advantages import STATE_VALUES
 from agentcredit.rewards.prompts import FineAnswer, Quote, StateAnswer
 from agentcredit.schema import Citation, CriterionVerdict, EvidenceState, TurnState

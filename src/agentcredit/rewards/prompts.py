@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from agentcredit.errors import InputError
-from agentcredit.judging.evidence import (
+from agentcredit.evidence.view import (
     EvidenceView,
     StepEvidence,
     action_text,

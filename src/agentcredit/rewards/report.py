@@ -10,7 +10,7 @@ from typing import Any
 
 import jinja2
 
-from agentcredit.judging.evidence import action_text, output_text
+from agentcredit.evidence.view import action_text, output_text
 from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import SkillBank, TrialVerdict
 from agentcredit.text import shorten

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcredit.formats.join import first_user_message
-from agentcredit.gating import Deferred, Failed
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import ModelFailure, ModelResponse
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
+from agentcredit.schema.outcomes import Deferred, Failed
 from agentcredit.skills.bank import skill_hash
 from agentcredit.store.run_store import RunStore
 

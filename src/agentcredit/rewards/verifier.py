@@ -29,9 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.formats.boundary import verifier_output_in
-from agentcredit.gating import Deferred, Failed
-from agentcredit.judging.evidence import evidence_steps, render_evidence
 from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_owned_values
 from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, ModelResponse
@@ -53,6 +52,7 @@ from agentcredit.schema import (
     TurnState,
 )
 from agentcredit.schema import Trial as TrialRecord
+from agentcredit.schema.outcomes import Deferred, Failed
 from agentcredit.skills.bank import skill_hash
 from agentcredit.skills.importing import require_rubric
 

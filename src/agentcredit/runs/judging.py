@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
 from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import DEFAULT_SPECIFICITY
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.redact import task_owned_values, task_text

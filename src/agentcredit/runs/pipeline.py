@@ -26,9 +26,9 @@ from agentcredit.checklists.freeze import load_checklists
 from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
 from agentcredit.errors import ConfigError, NothingToDo
+from agentcredit.evidence.quotes import EVIDENCE_MODES
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.judging.quotes import EVIDENCE_MODES
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.factory import client_for

@@ -25,12 +25,12 @@ from typing import Any
 
 from agentcredit.checklists.freeze import file_name
 from agentcredit.formats.oracle import read_oracle
-from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message, ModelCallError
 from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Lineage, ParentRef, Skill, SkillBank, Task, Trial
+from agentcredit.schema.outcomes import Deferred, Failed, Rejected
 from agentcredit.skills import prompts
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, make_bank, read_bank, slug, unique_ids
 from agentcredit.skills.cluster import complete_linkage

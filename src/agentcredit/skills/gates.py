@@ -26,8 +26,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agentcredit.gating import GateFailure
 from agentcredit.schema import Skill
+from agentcredit.schema.outcomes import GateFailure
 from agentcredit.skills.leaks import find_leaks
 from agentcredit.skills.tool_names import ToolSet, named_tools
 from agentcredit.text import WORD, normalize_text

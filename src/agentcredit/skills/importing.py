@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from agentcredit.errors import ConfigError
-from agentcredit.gating import Deferred, Failed, Rejected
 from agentcredit.llm.client import Model
 from agentcredit.schema import Skill
+from agentcredit.schema.outcomes import Deferred, Failed, Rejected
 from agentcredit.skills.gates import GateContext
 from agentcredit.skills.prompts import RubricDraft, import_rubric_messages
 from agentcredit.skills.stages import ask_gated, criteria

@@ -13,10 +13,10 @@ from html import escape
 
 from pydantic import BaseModel, Field
 
-from agentcredit.gating import GateFailure
-from agentcredit.judging.evidence import render_evidence
+from agentcredit.evidence.view import render_evidence
 from agentcredit.llm.types import Message
 from agentcredit.schema import Skill, Task, Trial
+from agentcredit.schema.outcomes import GateFailure
 
 PROMPT_VERSION = "skillbank-2"
 

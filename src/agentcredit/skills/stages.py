@@ -13,10 +13,11 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from agentcredit.gating import Deferred, Failed, Rejected, generate, generate_gated
+from agentcredit.gating import generate, generate_gated
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import Message
 from agentcredit.schema import GuidanceStage, Lineage, RubricCriterion, Skill
+from agentcredit.schema.outcomes import Deferred, Failed, Rejected
 from agentcredit.skills.gates import GateContext, run_skill_gates
 from agentcredit.skills.prompts import DraftCriterion, DualViewDraft, repair_message
 

@@ -10,7 +10,7 @@ A line a tool displayed is one of:
 - ``echo``: the harness repeating the command the agent typed (after a shell prompt, ``$``,
   ``>`` or ``Command:``);
 - ``authored``: text the agent wrote itself: reachable from its tool-call strings (see
-  :mod:`agentcredit.judging.authored`), or printed by a step whose every command reads
+  :mod:`agentcredit.evidence.authored`), or printed by a step whose every command reads
   nothing but what the agent typed (``echo``, ``printf``, a here-document, ``python3 -c``
   or ``node -e`` code that opens no file, process or connection: :func:`self_contained`);
 - ``given``: a sentence of the task instruction (or another message given to the agent)

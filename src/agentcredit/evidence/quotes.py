@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from agentcredit.judging.evidence import StepEvidence, _commands_of, undefuse
-from agentcredit.judging.provenance import (
+from agentcredit.evidence.provenance import (
     NO_WEIGHT,
     PROMPT,
     LineOrigin,
@@ -14,6 +13,7 @@ from agentcredit.judging.provenance import (
     is_echo,
     pieces,
 )
+from agentcredit.evidence.view import StepEvidence, _commands_of, undefuse
 from agentcredit.schema import AbstainReason, EvidenceKind, EvidenceRules, ItemJudgment
 from agentcredit.text import normalize_text
 
@@ -48,7 +48,7 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
 
 
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
-    """Where a quote's bytes came from (:mod:`agentcredit.judging.provenance`): the step's
+    """Where a quote's bytes came from (:mod:`agentcredit.evidence.provenance`): the step's
     action, the agent's message (``claim``), or its output, and then ``output`` only when
     every line the quote needs is a line the environment computed. Lines the harness adds
     (``Exit Code: 0``, labels, line numbers) or echoes (the command after a prompt) carry no

@@ -17,8 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agentcredit.judging.authored import MARK, literal_index
-from agentcredit.judging.provenance import LineOrigin, line_origins, self_contained
+from agentcredit.evidence.authored import MARK, literal_index
+from agentcredit.evidence.provenance import LineOrigin, line_origins, self_contained
 from agentcredit.schema import Step, Trial
 from agentcredit.text import normalize_lines, normalize_text, shorten
 
@@ -44,7 +44,7 @@ class StepEvidence:
     @cached_property
     def origins(self) -> tuple[LineOrigin, ...]:
         """Where each line of the output (``output.split("\\n")``) came from
-        (:mod:`agentcredit.judging.provenance`; computed once)."""
+        (:mod:`agentcredit.evidence.provenance`; computed once)."""
         commands = self.commands or _commands_of(self.action)
         literals, end = (self.literals, self.literal_end) if self.literals \
             else (commands, len(commands))
@@ -56,7 +56,7 @@ class StepEvidence:
     @cached_property
     def shown_output(self) -> str:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
-        agent authored marked with :data:`agentcredit.judging.authored.MARK` (computed
+        agent authored marked with :data:`agentcredit.evidence.authored.MARK` (computed
         once)."""
         return "\n".join(MARK + defuse(line) if origin == "authored" and line.strip()
                          else defuse(line)
@@ -122,10 +122,10 @@ def output_text(step: Step) -> str:
 
 def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check; each step knows
-    the agent's tool-call strings so far (for :mod:`agentcredit.judging.authored`), what
+    the agent's tool-call strings so far (for :mod:`agentcredit.evidence.authored`), what
     the agent was given (the ``instruction``, the trial's own and its first user message;
     later user messages are tool results in some harnesses' logs) and whether its commands
-    print only what the agent typed (:func:`agentcredit.judging.provenance.self_contained`).
+    print only what the agent typed (:func:`agentcredit.evidence.provenance.self_contained`).
     """
     commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
                 for step in trial.steps]
