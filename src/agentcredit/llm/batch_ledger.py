@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentcredit.llm.cache import connect_wal
+from agentcredit.db import connect_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batch_jobs (

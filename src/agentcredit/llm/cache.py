@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import open_sqlite_error
+from agentcredit.db import connect_reader, connect_wal
 from agentcredit.hashing import canonical_json, canonical_sha256
 
 _SCHEMA = """
@@ -74,21 +73,6 @@ def default_cache_path() -> Path:
 def cache_key(request: dict[str, Any]) -> str:
     """The cache key of a model request: sha256 of its canonical JSON."""
     return canonical_sha256(request)
-
-
-def connect_wal(path: Path, schema: str) -> sqlite3.Connection:
-    """A connection for several threads and processes (WAL, a busy timeout, autocommit)
-    with ``schema`` created; a file that is not a usable database is a StoreError."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        db = sqlite3.connect(path, timeout=30.0, check_same_thread=False,
-                             isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA busy_timeout=30000")
-        db.executescript(schema)
-    except sqlite3.DatabaseError as exc:
-        raise open_sqlite_error(path, exc) from None
-    return db
 
 
 class ResponseCache:
@@ -175,7 +159,7 @@ class ResponseCache:
     def iter_pending(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Deferred requests one row at a time (oldest first), without holding them all:
         a connection of its own reads them, so writers are not held up."""
-        reader = sqlite3.connect(self.path, timeout=30.0)
+        reader = connect_reader(self.path)
         try:
             cursor = reader.execute("SELECT key, model, body FROM pending "
                                     "ORDER BY created_at, key")

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from agentcredit.db import connect_wal
 from agentcredit.errors import open_sqlite_error
 from agentcredit.llm.types import ModelFailure, ModelResponse
 from agentcredit.schema import Checklist, Citation, ItemJudgment, Trial, TrialVerdict
@@ -61,12 +62,8 @@ class RunStore:
     def __init__(self, run_dir: Path) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         self.path = run_dir / STORE_NAME
+        self.db = connect_wal(self.path, _SCHEMA)
         try:
-            self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=30000")
-            self.db.executescript(_SCHEMA)
             columns = {row[1] for row in self.db.execute("PRAGMA table_info(errors)")}
             if "resolved_at" not in columns:  # a store written before errors could be resolved
                 self.db.execute("ALTER TABLE errors ADD COLUMN resolved_at REAL")

@@ -11,10 +11,11 @@ trials.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+
+from agentcredit.db import connect_wal
 
 STORE_NAME = "build.sqlite"
 
@@ -34,10 +35,7 @@ class UnitStore:
     def __init__(self, directory: Path, name: str = STORE_NAME) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / name
-        self.db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self.db.executescript(_SCHEMA)
+        self.db = connect_wal(self.path, _SCHEMA)
 
     def close(self) -> None:
         self.db.close()

@@ -1,0 +1,43 @@
+"""The one way a SQLite file of agentcredit is opened: the run store, the unit store and the
+response cache all share it (WAL, a busy timeout, autocommit, usable from several threads
+and processes), and a file that is not a usable database is one clear StoreError."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from agentcredit.errors import open_sqlite_error
+
+BUSY_TIMEOUT_S = 30.0
+
+
+def connect_wal(path: Path, schema: str) -> sqlite3.Connection:
+    """A connection to ``path`` (its folder created) with ``schema`` applied.
+
+    WAL lets readers go on while one process writes; ``synchronous=NORMAL`` keeps every
+    committed row across a crash of the process (WAL's guarantee) at a fraction of the
+    fsyncs; the busy timeout makes concurrent writers wait instead of failing.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     db = connect_wal(Path(tmp) / "x.sqlite", "CREATE TABLE IF NOT EXISTS t (a)")
+    ...     db.execute("PRAGMA journal_mode").fetchone()[0]
+    'wal'
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
+                             isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        db.executescript(schema)
+    except sqlite3.DatabaseError as exc:
+        raise open_sqlite_error(path, exc) from None
+    return db
+
+
+def connect_reader(path: Path) -> sqlite3.Connection:
+    """A second connection for a long read (rows streamed while writers go on)."""
+    return sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
