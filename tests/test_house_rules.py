@@ -27,3 +27,24 @@ def test_no_command_line_module_is_over_250_lines() -> None:
     long = [f"{path.name} ({n})" for path in sorted((SRC / "cli").glob("*.py"))
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_CLI_MODULE_LINES]
     assert not long, long
+
+
+def _raises_kind(base: ast.expr, known: set[str]) -> bool:
+    name = base.id if isinstance(base, ast.Name) else base.attr \
+        if isinstance(base, ast.Attribute) else ""
+    return name in known or name.endswith(("Error", "Exception", "Interrupt"))
+
+
+def test_every_exception_class_lives_in_errors_py() -> None:
+    """One exception tree, drawn in errors.py's docstring: no module defines its own."""
+    tree = ast.parse((SRC / "errors.py").read_text(encoding="utf-8"))
+    known = {node.name for node in tree.body if isinstance(node, ast.ClassDef)}
+    elsewhere = [f"{path.relative_to(SRC)}:{node.name}"
+                 for path in SRC.rglob("*.py") if path.name != "errors.py"
+                 for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                 if isinstance(node, ast.ClassDef)
+                 and any(_raises_kind(b, known | {"Exception", "ValueError"}) for b in node.bases)]
+    assert elsewhere == []
+    docstring = ast.get_docstring(tree) or ""
+    assert [name for name in sorted(known) if not name.startswith("_")
+            and name not in docstring] == []

@@ -1,15 +1,33 @@
-"""One exception tree for everything agentcredit raises on purpose.
+"""One exception tree for everything agentcredit raises on purpose; every class is here.
 
 Readers do not raise these for a single bad file: they turn the problem into a
 :class:`agentcredit.schema.ReadError` record and go on. The exceptions exist for
 callers that ask to stop at the first problem (``--strict``) and for
-configuration mistakes that make a whole run meaningless.
+configuration mistakes that make a whole run meaningless::
+
+    AgentCreditError
+    ├── InputError            a file or folder that could not be read
+    │   ├── TooLarge          over the size limit, refused before reading
+    │   └── Missing           nothing at the path
+    ├── ConfigError           a setting or option that cannot work
+    │   ├── NothingToDo       the inputs hold nothing to work on
+    │   │   ├── NothingToScore    nothing a run could score
+    │   │   └── NoTrialToVerify   no trial the turn verifier could verify
+    │   └── IdConflict        skills whose source changed since their import
+    ├── PrerequisiteError     an optional package is missing (names the extra)
+    ├── StoreError            a run store or cache that cannot be opened
+    ├── IntegrityError        a frozen checklist or bank edited after freezing
+    ├── AlreadyFrozenError    freezing would overwrite a frozen checklist
+    ├── ProviderError         one failed model call, classified (FailureKind)
+    ├── ModelCallError        a ModelFailure, raised for callers that want exceptions
+    └── BadRequest            a request the reward service refuses (also a ValueError)
+    Terminated                SIGTERM delivered as an interrupt (a KeyboardInterrupt)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, Protocol
 
 
 class AgentCreditError(Exception):
@@ -71,3 +89,115 @@ class NothingToDo(ConfigError):
     def __init__(self, message: str, read_errors: Sequence[Any] = ()) -> None:
         super().__init__(message)
         self.read_errors: list[Any] = list(read_errors)
+
+
+class NothingToScore(NothingToDo):
+    """The inputs hold nothing a run could score (e.g. no sample has the asked scorer);
+    ``read_errors`` says which files and why."""
+
+
+class NoTrialToVerify(NothingToDo):
+    """No trial could be verified; ``choices`` and ``skipped`` say what was chosen and why
+    each trial was left out."""
+
+    def __init__(self, message: str, read_errors: Sequence[Any], choices: dict[str, str],
+                 skipped: dict[str, str]) -> None:
+        super().__init__(message, read_errors)
+        self.choices = choices
+        self.skipped = skipped
+
+
+class IdConflict(ConfigError):
+    """Skills whose source file changed since they were imported (``force`` replaces them);
+    ``table`` and ``read_errors`` say what the import read."""
+
+    def __init__(self, message: str, table: list[tuple[str, str, str]],
+                 read_errors: list[tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.table = table
+        self.read_errors = read_errors
+
+
+class TooLarge(InputError):
+    """A file over the size limit (``size`` in bytes), refused before it was read."""
+
+    def __init__(self, path: str, size: int, max_bytes: int) -> None:
+        super().__init__(
+            path,
+            f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
+            "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
+        )
+        self.size = size
+
+
+class Missing(InputError):
+    """Nothing at the path (not even a dangling link)."""
+
+
+class IntegrityError(AgentCreditError):
+    """A frozen checklist or bank whose content no longer matches its recorded hash or its
+    lock file (edited after freezing); see :mod:`agentcredit.integrity`."""
+
+
+class AlreadyFrozenError(AgentCreditError):
+    """Freezing would overwrite a frozen checklist and ``force`` was not given."""
+
+
+FailureKind = Literal[
+    "rate_limit",
+    "server_error",
+    "timeout",
+    "connection",
+    "bad_request",
+    "auth",
+    "malformed_response",
+    "schema_validation",
+    "too_long",
+    "deferred",
+    "unknown",
+]
+"""What went wrong with a model call (the vocabulary of ProviderError and ModelFailure)."""
+
+
+class ProviderError(AgentCreditError):
+    """A failed call, classified so the client can decide to retry."""
+
+    def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
+                 retry_after: float | None = None, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.retry_after = retry_after
+        self.detail = detail or message
+        """The whole error text (bounded), for telling a refused request field apart."""
+
+
+class _Failure(Protocol):
+    @property
+    def model(self) -> str: ...
+    @property
+    def kind(self) -> FailureKind: ...
+    @property
+    def message(self) -> str: ...
+
+
+class ModelCallError(AgentCreditError):
+    """Raised instead of returning a ModelFailure when the caller asks for exceptions."""
+
+    def __init__(self, failure: _Failure) -> None:
+        super().__init__(f"{failure.model}: {failure.kind}: {failure.message}")
+        self.failure = failure
+
+
+class BadRequest(AgentCreditError, ValueError):
+    """A request the reward service cannot serve: its message is the one-line reason,
+    ``status`` the HTTP status (400, or 413 for a body over the size bound)."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered as an interrupt (exit status 143 instead of 130)."""

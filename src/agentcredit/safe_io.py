@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import pydantic_core
 
-from agentcredit.errors import InputError
+from agentcredit.errors import InputError, Missing, TooLarge
 
 StrPath = str | os.PathLike[str]
 """A path as text or as a path object (the readers' hot paths pass text)."""
@@ -121,22 +121,6 @@ def file_size(path: Path) -> int:
     if not path.is_file():
         raise InputError(str(path), "not a regular file")
     return st.st_size
-
-
-class TooLarge(InputError):
-    """A file over the size limit (``size`` in bytes), refused before it was read."""
-
-    def __init__(self, path: str, size: int, max_bytes: int) -> None:
-        super().__init__(
-            path,
-            f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit "
-            "(set AGENTCREDIT_MAX_FILE_MB to raise it)",
-        )
-        self.size = size
-
-
-class Missing(InputError):
-    """Nothing at the path (not even a dangling link)."""
 
 
 def read_bytes_if_present(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:

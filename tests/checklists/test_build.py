@@ -11,7 +11,6 @@ import pytest
 from typer.testing import CliRunner
 
 from agentcredit.checklists import (
-    ChecklistIntegrityError,
     Rejection,
     build_checklists,
     derive_checklist,
@@ -21,6 +20,7 @@ from agentcredit.checklists import (
 )
 from agentcredit.checklists.synthesize import synthesis_messages
 from agentcredit.cli.app import app
+from agentcredit.errors import IntegrityError
 from agentcredit.formats import load
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.schema import Checklist, Task
@@ -182,7 +182,7 @@ def test_editing_one_quote_character_fails_quote_and_hash(tmp_path: Path) -> Non
                               str(EXAMPLES / "tasks")])
     assert out.exit_code == 1
     assert "G-QUOTE" in out.output and "G-HASH" in out.output
-    with pytest.raises(ChecklistIntegrityError, match="edited after freezing"):
+    with pytest.raises(IntegrityError, match="edited after freezing"):
         load_checklist(path)
 
 

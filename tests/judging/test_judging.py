@@ -114,7 +114,7 @@ def test_llm_judge_cites_and_fake_quotes_are_downgraded() -> None:
 def test_failed_judge_call_is_no_score_and_is_recorded(tmp_path: Path) -> None:
     """A judge call that failed never becomes an "LLM-judged" score filled from the
     verifier evidence and the official outcome: the row is empty and says why."""
-    from agentcredit.llm import ProviderError
+    from agentcredit.errors import ProviderError
 
     def broken(messages: object, schema: object) -> str:
         raise ProviderError("bad_request", "context too long")

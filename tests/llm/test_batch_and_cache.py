@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from agentcredit.errors import ConfigError
+from agentcredit.errors import ConfigError, ProviderError
 from agentcredit.llm import (
     ModelClient,
     ModelFailure,
     ModelResponse,
-    ProviderError,
     ResponseCache,
     UsageLedger,
     load_prices,

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from agentcredit.errors import ModelCallError
 from agentcredit.llm import (
     ImagePart,
     Message,
-    ModelCallError,
     ModelClient,
     ModelFailure,
     ModelResponse,

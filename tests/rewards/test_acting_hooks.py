@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agentcredit.llm import ModelClient, ProviderError, make_provider, register_script
+from agentcredit.errors import ProviderError
+from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.rewards.acting import (
     score_answer,
     score_answer_semantic,

@@ -7,14 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from agentcredit.errors import ConfigError, InputError
-from agentcredit.skills.bank import (
-    BankIntegrityError,
-    bank_hash,
-    freeze_bank,
-    load_bank,
-    make_bank,
-)
+from agentcredit.errors import ConfigError, InputError, IntegrityError
+from agentcredit.skills.bank import bank_hash, freeze_bank, load_bank, make_bank
 from agentcredit.skills.importing import require_rubric
 from tests.skills.helpers import make_skill
 
@@ -42,7 +36,7 @@ def test_edited_bank_is_refused(tmp_path: Path) -> None:
     data = json.loads(path.read_text())
     data["skills"][0]["rubric"][0]["weight"] = 5.0  # a quiet edit after freezing
     path.write_text(json.dumps(data))
-    with pytest.raises(BankIntegrityError, match="edited after freezing"):
+    with pytest.raises(IntegrityError, match="edited after freezing"):
         load_bank(folder)
 
 
@@ -56,7 +50,7 @@ def test_rehashed_edit_is_caught_by_the_lock(tmp_path: Path) -> None:
     edited = SkillBank.model_validate(data)
     data["hash"] = bank_hash(edited.skills, edited.benchmark)
     path.write_text(json.dumps(data))
-    with pytest.raises(BankIntegrityError, match=r"bank\.lock"):
+    with pytest.raises(IntegrityError, match=r"bank\.lock"):
         load_bank(folder)
 
 

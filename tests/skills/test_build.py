@@ -220,7 +220,7 @@ def test_batch_build_takes_one_round_per_stage_then_no_live_calls(tmp_path: Path
 
 
 def test_failed_calls_are_reported_and_the_other_tasks_go_on(tmp_path: Path) -> None:
-    from agentcredit.llm import ProviderError
+    from agentcredit.errors import ProviderError
 
     def script(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> Any:
         if "TASK ID: csv-sales-summary" in scripted_skills.text_of(messages):

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from agentcredit.checklists.gates import HASH, LOCK
 from agentcredit.checklists.rules import Rules
-from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.errors import AlreadyFrozenError, InputError, IntegrityError
 from agentcredit.hashing import atomic_write
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error
@@ -26,14 +26,6 @@ from agentcredit.schema.checklist import checklist_hash
 from agentcredit.schema.outcomes import GateFailure
 
 LOCK_NAME = "checklists.lock"
-
-
-class ChecklistIntegrityError(AgentCreditError):
-    """A frozen checklist was edited after freezing (hash or lock mismatch)."""
-
-
-class AlreadyFrozenError(AgentCreditError):
-    """Freezing would overwrite a frozen checklist and ``force`` was not given."""
 
 
 def file_name(task_id: str) -> str:
@@ -122,11 +114,11 @@ def integrity_failures(checklist: Checklist, lock: dict[str, str]) -> list[GateF
 
 
 def load_checklist(path: Path) -> Checklist:
-    """A frozen checklist whose hash and lock entry match; ChecklistIntegrityError otherwise."""
+    """A frozen checklist whose hash and lock entry match; IntegrityError otherwise."""
     checklist = read_checklist(path)
     problems = integrity_failures(checklist, read_lock(path.parent))
     if problems:
-        raise ChecklistIntegrityError(f"{path}: " + "; ".join(p.message for p in problems))
+        raise IntegrityError(f"{path}: " + "; ".join(p.message for p in problems))
     return checklist
 
 

@@ -25,8 +25,8 @@ from agentcredit.cli.options import (
     endpoint_settings,
 )
 from agentcredit.cli.text import q
-from agentcredit.errors import AgentCreditError
-from agentcredit.rewards.jobs import NoTrialToVerify, RewardResult, turn_rewards
+from agentcredit.errors import AgentCreditError, NoTrialToVerify
+from agentcredit.rewards.jobs import RewardResult, turn_rewards
 from agentcredit.schema import ReadError
 
 

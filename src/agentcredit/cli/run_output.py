@@ -21,9 +21,9 @@ from agentcredit.cli.advice import advice
 from agentcredit.cli.console import bars, print_read_errors
 from agentcredit.cli.text import q
 from agentcredit.cli.watch import StatusLines, terminating
-from agentcredit.errors import AgentCreditError
+from agentcredit.errors import AgentCreditError, NothingToScore
 from agentcredit.runs.judging import JudgeSummary
-from agentcredit.runs.pipeline import NothingToScore, RunResult
+from agentcredit.runs.pipeline import RunResult
 from agentcredit.runs.status import RunStatus
 from agentcredit.store.run_store import RunStore
 

@@ -32,10 +32,10 @@ from agentcredit.cli.options import (
     endpoint_settings,
 )
 from agentcredit.cli.text import q
-from agentcredit.errors import AgentCreditError, NothingToDo
+from agentcredit.errors import AgentCreditError, IdConflict, NothingToDo
 from agentcredit.skills.bank import BANK_NAME
 from agentcredit.skills.build import STAGES
-from agentcredit.skills.jobs import BuildResult, IdConflict, ImportResult, build_bank, import_skills
+from agentcredit.skills.jobs import BuildResult, ImportResult, build_bank, import_skills
 
 app = typer.Typer(help="Build, import, show, retrieve and export SkillRubric skill banks.",
                   no_args_is_help=True)

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
+from agentcredit.errors import Terminated
 from agentcredit.runs.status import RunStatus, clock
 
 STATUS_SECONDS = 15.0
@@ -85,10 +86,6 @@ class StatusLines:
                 print(f"[agentcredit] {text}", file=self.stream, flush=True)
             except (OSError, ValueError):
                 self._stop.set()  # the stream went away (closed pipe): stop talking
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, delivered as an interrupt (exit status 143 instead of 130)."""
 
 
 @contextmanager

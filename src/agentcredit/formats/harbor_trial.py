@@ -12,18 +12,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import InputError
+from agentcredit.errors import InputError, Missing
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.ctrf import read_ctrf
 from agentcredit.formats.trajectory_file import read_trajectory_file
-from agentcredit.safe_io import (
-    Missing,
-    decode_text,
-    parse_json,
-    read_bytes_if_present,
-    read_json_object,
-)
+from agentcredit.safe_io import decode_text, parse_json, read_bytes_if_present, read_json_object
 from agentcredit.schema import AgentInfo, CheckStatus, Condition, OutcomeStatus, TokenUsage, Trial
 
 _NO_SKILLS = re.compile(r"(?:^|[^a-z])(?:no|without|wo)[-_]?skills?(?:[^a-z]|$)")

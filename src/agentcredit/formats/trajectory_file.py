@@ -8,7 +8,7 @@ from typing import Any
 
 import pydantic_core
 
-from agentcredit.errors import InputError
+from agentcredit.errors import InputError, TooLarge
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.atif import is_atif, is_episode_list, read_atif, read_episode_list
 from agentcredit.formats.claude_code import is_claude_code_event, read_claude_code
@@ -20,12 +20,7 @@ from agentcredit.formats.openai_messages import (
     read_message_list,
     read_mini_swe_agent,
 )
-from agentcredit.safe_io import (
-    TooLarge,
-    parse_json,
-    peek_first_json_line,
-    read_bytes,
-)
+from agentcredit.safe_io import parse_json, peek_first_json_line, read_bytes
 
 
 def sniff_jsonl(path: Path) -> str | None:

@@ -1,16 +1,16 @@
 """The model layer: providers, cache, limits, retries, batch files and redaction."""
 
+from agentcredit.errors import ModelCallError, ProviderError
 from agentcredit.llm.cache import ResponseCache, cache_key, default_cache_path
 from agentcredit.llm.client import Model, ModelClient, make_client, validate_answer
 from agentcredit.llm.limits import RetryPolicy
-from agentcredit.llm.providers import ProviderError, make_provider
+from agentcredit.llm.providers import make_provider
 from agentcredit.llm.providers.scripted import register_script
 from agentcredit.llm.redact import Redactor
 from agentcredit.llm.types import (
     GenerationConfig,
     ImagePart,
     Message,
-    ModelCallError,
     ModelFailure,
     ModelResponse,
     TextPart,

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcredit.errors import ProviderError
 from agentcredit.llm.batch_split import batch_line, provider_of
 from agentcredit.llm.cache import ResponseCache
-from agentcredit.llm.providers import ProviderError, make_provider
+from agentcredit.llm.providers import make_provider
 from agentcredit.llm.types import ModelResponse
 from agentcredit.safe_io import iter_jsonl_lenient
 

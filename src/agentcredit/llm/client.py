@@ -30,11 +30,12 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
+from agentcredit.errors import ModelCallError, ProviderError
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.cache import ResponseCache, cache_key
 from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
 from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
-from agentcredit.llm.providers import Provider, ProviderError, make_provider
+from agentcredit.llm.providers import Provider, make_provider
 from agentcredit.llm.redact import Redactor
 from agentcredit.llm.structured import next_mode, refuses_mode
 from agentcredit.llm.tokens import estimate_message_tokens
@@ -43,7 +44,6 @@ from agentcredit.llm.types import (
     RETRYABLE,
     GenerationConfig,
     Message,
-    ModelCallError,
     ModelFailure,
     ModelResponse,
     TextPart,

@@ -7,22 +7,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentcredit.errors import AgentCreditError
+from agentcredit.errors import FailureKind
 
 Role = Literal["system", "user", "assistant"]
-FailureKind = Literal[
-    "rate_limit",
-    "server_error",
-    "timeout",
-    "connection",
-    "bad_request",
-    "auth",
-    "malformed_response",
-    "schema_validation",
-    "too_long",
-    "deferred",
-    "unknown",
-]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
                                        "malformed_response"})
 NOT_RECORDED: frozenset[str] = frozenset({"rate_limit", "server_error", "timeout", "connection",
@@ -120,14 +107,6 @@ class ModelFailure(_Frozen):
                                       "(too_long failures).")
     window: int | None = Field(default=None, description="The endpoint's context window, "
                                "when known.")
-
-
-class ModelCallError(AgentCreditError):
-    """Raised instead of returning a ModelFailure when the caller asks for exceptions."""
-
-    def __init__(self, failure: ModelFailure) -> None:
-        super().__init__(f"{failure.model}: {failure.kind}: {failure.message}")
-        self.failure = failure
 
 
 def user(text: str) -> Message:

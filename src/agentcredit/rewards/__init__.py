@@ -8,8 +8,8 @@ The job (loaded on first use): :func:`turn_rewards` / :func:`turn_rewards_async`
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentcredit.errors import NoTrialToVerify
     from agentcredit.rewards.jobs import (
-        NoTrialToVerify,
         RewardResult,
         turn_rewards,
         turn_rewards_async,

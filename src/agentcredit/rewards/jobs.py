@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
+from agentcredit.errors import AgentCreditError, ConfigError, NoTrialToVerify
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.client import ModelClient
@@ -29,17 +29,6 @@ from agentcredit.skills.embed import make_embedder
 from agentcredit.skills.ranking import retrieve
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
-
-
-class NoTrialToVerify(NothingToDo):
-    """No trial could be verified; ``choices`` and ``skipped`` say what was chosen and why
-    each trial was left out."""
-
-    def __init__(self, message: str, read_errors: list[ReadError], choices: dict[str, str],
-                 skipped: dict[str, str]) -> None:
-        super().__init__(message, read_errors)
-        self.choices = choices
-        self.skipped = skipped
 
 
 @dataclass

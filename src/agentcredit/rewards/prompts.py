@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentcredit.errors import InputError
+from agentcredit.errors import InputError, Missing
 from agentcredit.evidence.view import (
     EvidenceView,
     StepEvidence,
@@ -23,7 +23,7 @@ from agentcredit.evidence.view import (
 )
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
-from agentcredit.safe_io import Missing, confined_to, read_bytes
+from agentcredit.safe_io import confined_to, read_bytes
 from agentcredit.schema import RubricCriterion, Step
 from agentcredit.text import shorten
 

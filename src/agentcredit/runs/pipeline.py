@@ -25,7 +25,7 @@ from agentcredit.checklists.build import BuildReport, build_checklists
 from agentcredit.checklists.freeze import load_checklists
 from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
-from agentcredit.errors import ConfigError, NothingToDo
+from agentcredit.errors import ConfigError, NothingToScore
 from agentcredit.evidence.quotes import EVIDENCE_MODES
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
@@ -44,11 +44,6 @@ from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as each checklist or trial finishes."""
 NO_INSPECT_SCORE = "no sample has a score from --inspect-scorer"
-
-
-class NothingToScore(NothingToDo):
-    """The inputs hold nothing a run could score (e.g. no sample has the asked scorer);
-    ``read_errors`` says which files and why."""
 
 
 @dataclass

@@ -39,10 +39,10 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from agentcredit.errors import InputError
+from agentcredit.errors import BadRequest, InputError
 from agentcredit.rewards.hooks import SkillRubricReward, trial_from_completion, turn_advantages
 from agentcredit.schema import TrialVerdict
-from agentcredit.serve.body import MAX_BODY_BYTES, MAX_DEPTH, BadBody, parse_body
+from agentcredit.serve.body import MAX_BODY_BYTES, MAX_DEPTH, parse_body
 from agentcredit.serve.models import (
     GetRewardRequest,
     Trajectory,
@@ -54,14 +54,6 @@ from agentcredit.skills.embed import make_embedder
 from agentcredit.skills.ranking import retrieve
 
 log = logging.getLogger("agentcredit.serve")
-
-
-class BadRequest(ValueError):
-    """A request the service cannot serve; its message is the one-line 4xx reason."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def make_app(reward: SkillRubricReward, *, skill: str | None = None,
@@ -153,10 +145,7 @@ class _Service:
             if size > self.max_body_bytes:
                 raise BadRequest(_too_large(size, self.max_body_bytes), 413)
             chunks.append(chunk)
-        try:
-            value = parse_body(b"".join(chunks), max_depth=self.max_depth)
-        except BadBody as exc:
-            raise BadRequest(str(exc), exc.status) from None
+        value = parse_body(b"".join(chunks), max_depth=self.max_depth)
         if not isinstance(value, dict):
             raise BadRequest(f"the body must be a JSON object, not {_kind(value)}")
         try:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pydantic_core
 
+from agentcredit.errors import BadRequest
 from agentcredit.safe_io import nesting_depth
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -25,35 +26,26 @@ arguments is about 6 levels deep)."""
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-class BadBody(ValueError):
-    """A body refused before parsing: its message is the one-line reason, ``status`` the
-    HTTP status (400, or 413 for a body over the size bound)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 def parse_body(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
-    """The JSON value of a request body, or :class:`BadBody` saying why not.
+    """The JSON value of a request body, or :class:`BadRequest` saying why not.
 
     >>> parse_body(b'{"query": ["\\\\udc80ok"]}')
     {'query': ['\\ufffdok']}
     >>> parse_body(b"[" * 100 + b"]" * 100)
     Traceback (most recent call last):
     ...
-    agentcredit.serve.body.BadBody: the body nests arrays or objects 100 levels deep (at most 64)
+    agentcredit.errors.BadRequest: the body nests arrays or objects 100 levels deep (at most 64)
     """
     if not raw.strip():
-        raise BadBody("the body is empty; send a JSON object")
+        raise BadRequest("the body is empty; send a JSON object")
     depth = nesting_depth(raw)
     if depth > max_depth:
-        raise BadBody(f"the body nests arrays or objects {depth} levels deep "
+        raise BadRequest(f"the body nests arrays or objects {depth} levels deep "
                       f"(at most {max_depth})")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise BadBody(f"the body is not UTF-8 (byte {exc.start})") from None
+        raise BadRequest(f"the body is not UTF-8 (byte {exc.start})") from None
     try:
         return pydantic_core.from_json(text, allow_inf_nan=False)
     except ValueError:
@@ -61,7 +53,7 @@ def parse_body(raw: bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     try:
         value = json.loads(text, parse_constant=_no_constant)
     except ValueError as exc:
-        raise BadBody(f"the body is not JSON ({_one_line(str(exc))})") from None
+        raise BadRequest(f"the body is not JSON ({_one_line(str(exc))})") from None
     return _replace_surrogates(value)
 
 

@@ -7,9 +7,9 @@ The jobs (sync wrappers over async cores, loaded on first use):
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentcredit.errors import IdConflict
     from agentcredit.skills.jobs import (
         BuildResult,
-        IdConflict,
         ImportResult,
         build_bank,
         build_bank_from_paths,

@@ -15,18 +15,14 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from agentcredit.errors import AgentCreditError, ConfigError, InputError
+from agentcredit.errors import ConfigError, InputError, IntegrityError, Missing
 from agentcredit.hashing import atomic_write, canonical_sha256
-from agentcredit.safe_io import Missing, confined_to, read_bytes
+from agentcredit.safe_io import confined_to, read_bytes
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.schema.base import first_error
 
 BANK_NAME = "bank.json"
 LOCK_NAME = "bank.lock"
-
-
-class BankIntegrityError(AgentCreditError):
-    """A frozen bank was edited after freezing (hash or lock mismatch)."""
 
 
 def skill_hash(skill: Skill) -> str:
@@ -110,13 +106,13 @@ def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
 
 
 def load_bank(directory: Path) -> SkillBank:
-    """A frozen bank whose hash and lock match; BankIntegrityError otherwise."""
+    """A frozen bank whose hash and lock match; IntegrityError otherwise."""
     directory = directory if directory.is_dir() or not directory.name.endswith(".json") \
         else directory.parent
     bank = read_bank(directory)
     problems = integrity_problems(bank, directory)
     if problems:
-        raise BankIntegrityError(f"{directory}: " + "; ".join(problems))
+        raise IntegrityError(f"{directory}: " + "; ".join(problems))
     return bank
 
 

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.checklists.freeze import file_name
+from agentcredit.errors import ModelCallError
 from agentcredit.formats.oracle import read_oracle
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
-from agentcredit.llm.types import Message, ModelCallError
+from agentcredit.llm.types import Message
 from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Lineage, ParentRef, Skill, SkillBank, Task, Trial
 from agentcredit.schema.outcomes import Deferred, Failed, Rejected

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import AgentCreditError, ConfigError, NothingToDo
+from agentcredit.errors import AgentCreditError, ConfigError, IdConflict, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
@@ -32,17 +32,6 @@ from agentcredit.skills.ranking import Retrieval
 from agentcredit.skills.ranking import retrieve as retrieve_async
 
 Step = Callable[[str], None]
-
-
-class IdConflict(ConfigError):
-    """Skills whose source file changed since they were imported (``force`` replaces them);
-    ``table`` and ``read_errors`` say what the import read."""
-
-    def __init__(self, message: str, table: list[tuple[str, str, str]],
-                 read_errors: list[tuple[str, str]]) -> None:
-        super().__init__(message)
-        self.table = table
-        self.read_errors = read_errors
 
 
 @dataclass

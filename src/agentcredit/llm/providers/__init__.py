@@ -5,8 +5,8 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-from agentcredit.errors import ConfigError
-from agentcredit.llm.providers.base import Provider, ProviderError, RawAnswer
+from agentcredit.errors import ConfigError, ProviderError
+from agentcredit.llm.providers.base import Provider, RawAnswer
 
 PROVIDERS = ("openai", "anthropic", "scripted")
 

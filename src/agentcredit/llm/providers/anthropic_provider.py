@@ -10,10 +10,9 @@ import json
 import os
 from typing import Any
 
-from agentcredit.errors import PrerequisiteError
+from agentcredit.errors import PrerequisiteError, ProviderError
 from agentcredit.llm.providers.base import (
     LoopBoundClient,
-    ProviderError,
     RawAnswer,
     one_line,
     retry_after_seconds,

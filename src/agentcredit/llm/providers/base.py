@@ -6,22 +6,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agentcredit.errors import AgentCreditError
-from agentcredit.llm.types import FailureKind, GenerationConfig, Message, Usage
-
-
-class ProviderError(AgentCreditError):
-    """A failed call, classified so the client can decide to retry."""
-
-    def __init__(self, kind: FailureKind, message: str, *, status: int | None = None,
-                 retry_after: float | None = None, detail: str | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.status = status
-        self.retry_after = retry_after
-        self.detail = detail or message
-        """The whole error text (bounded), for telling a refused request field apart."""
+from agentcredit.errors import FailureKind
+from agentcredit.llm.types import GenerationConfig, Message, Usage
 
 
 @dataclass(frozen=True)

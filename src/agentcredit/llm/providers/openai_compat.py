@@ -17,6 +17,7 @@ import os
 import re
 from typing import Any
 
+from agentcredit.errors import ProviderError
 from agentcredit.llm.endpoint import (
     EndpointInfo,
     from_llamacpp_props,
@@ -28,7 +29,6 @@ from agentcredit.llm.endpoint import (
 )
 from agentcredit.llm.providers.base import (
     LoopBoundClient,
-    ProviderError,
     RawAnswer,
     one_line,
     retry_after_seconds,

@@ -30,7 +30,8 @@ from typing import Any
 
 import aiohttp
 
-from agentcredit.llm.providers.base import ProviderError, one_line
+from agentcredit.errors import ProviderError
+from agentcredit.llm.providers.base import one_line
 
 Proxy = tuple[str, aiohttp.BasicAuth | None] | None
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agentcredit.errors import ConfigError
-from agentcredit.llm.providers.base import ProviderError, RawAnswer
+from agentcredit.errors import ConfigError, ProviderError
+from agentcredit.llm.providers.base import RawAnswer
 from agentcredit.llm.types import GenerationConfig, Message, Usage
 
 ScriptFn = Callable[[list[dict[str, Any]], dict[str, Any] | None], "str | ProviderError"]
