@@ -8,7 +8,6 @@ checklist hash. A frozen checklist is never overwritten without ``force``, and
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,8 +17,10 @@ from pydantic import ValidationError
 
 from agentcredit.checklists.gates import HASH, LOCK
 from agentcredit.checklists.rules import Rules
-from agentcredit.errors import AlreadyFrozenError, InputError, IntegrityError
+from agentcredit.errors import AlreadyFrozenError, InputError
 from agentcredit.hashing import atomic_write
+from agentcredit.integrity import edited, unlocked, verify, write_lock
+from agentcredit.integrity import read_lock as lock_file
 from agentcredit.schema import Checklist, ChecklistItem, RulesRef, Waiver
 from agentcredit.schema.base import first_error
 from agentcredit.schema.checklist import checklist_hash
@@ -70,22 +71,13 @@ def freeze(checklist: Checklist, directory: Path, *, force: bool = False) -> Pat
     atomic_write(path, checklist.model_dump_json(indent=2) + "\n")
     lock = read_lock(directory)
     lock[checklist.task_id] = checklist.hash
-    atomic_write(directory / LOCK_NAME, json.dumps(dict(sorted(lock.items())), indent=2) + "\n")
+    write_lock(directory / LOCK_NAME, dict(lock))
     return path
 
 
 def read_lock(directory: Path) -> dict[str, str]:
     """The lock file's task id -> hash map (empty when there is none)."""
-    path = directory / LOCK_NAME
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(str(path), f"unreadable lock file: {exc}") from None
-    if not isinstance(data, dict):
-        raise InputError(str(path), "lock file must map task ids to hashes")
-    return {str(k): str(v) for k, v in data.items()}
+    return {str(k): str(v) for k, v in lock_file(directory / LOCK_NAME).items()}
 
 
 def read_checklist(path: Path) -> Checklist:
@@ -100,25 +92,16 @@ def read_checklist(path: Path) -> Checklist:
 
 def integrity_failures(checklist: Checklist, lock: dict[str, str]) -> list[GateFailure]:
     """Hash and lock problems of a frozen checklist."""
-    out: list[GateFailure] = []
     actual = checklist_hash(checklist.task_id, checklist.items)
-    if actual != checklist.hash:
-        out.append(GateFailure(HASH, None, f"content hash {actual[:12]}… does not match the "
-                               f"recorded {checklist.hash[:12]}… (edited after freezing)"))
-    locked = lock.get(checklist.task_id)
-    if locked is None:
-        out.append(GateFailure(LOCK, None, "task missing from checklists.lock"))
-    elif locked != actual:
-        out.append(GateFailure(LOCK, None, f"checklists.lock records {locked[:12]}…"))
-    return out
+    found = [(HASH, edited(actual, checklist.hash)),
+             (LOCK, unlocked(actual, lock.get(checklist.task_id), LOCK_NAME, "the task"))]
+    return [GateFailure(code, None, message) for code, message in found if message]
 
 
 def load_checklist(path: Path) -> Checklist:
     """A frozen checklist whose hash and lock entry match; IntegrityError otherwise."""
     checklist = read_checklist(path)
-    problems = integrity_failures(checklist, read_lock(path.parent))
-    if problems:
-        raise IntegrityError(f"{path}: " + "; ".join(p.message for p in problems))
+    verify(path, [f.message for f in integrity_failures(checklist, read_lock(path.parent))])
     return checklist
 
 

@@ -2,21 +2,23 @@
 
 The bank's ``hash`` is the sha256 of the canonical JSON of its skills (and benchmark);
 ``bank.lock`` records that hash and each skill's own hash. :func:`load_bank` refuses a bank
-whose content no longer matches either, exactly as frozen checklists are refused.
+whose content no longer matches either, through the same mechanism as frozen checklists
+(:mod:`agentcredit.integrity`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
-from agentcredit.errors import ConfigError, InputError, IntegrityError, Missing
+from agentcredit.errors import ConfigError, InputError, Missing
 from agentcredit.hashing import atomic_write, canonical_sha256
+from agentcredit.integrity import edited, read_lock, unlocked, verify, write_lock
 from agentcredit.safe_io import confined_to, read_bytes
 from agentcredit.schema import Skill, SkillBank
 from agentcredit.schema.base import first_error
@@ -58,8 +60,8 @@ def freeze_bank(bank: SkillBank, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / BANK_NAME
     atomic_write(path, bank.model_dump_json(indent=2) + "\n")
-    lock = {"hash": bank.hash, "skills": {s.id: skill_hash(s) for s in bank.skills}}
-    atomic_write(directory / LOCK_NAME, json.dumps(lock, indent=2) + "\n")
+    write_lock(directory / LOCK_NAME, {"hash": bank.hash,
+                                       "skills": {s.id: skill_hash(s) for s in bank.skills}})
     return path
 
 
@@ -83,26 +85,14 @@ def read_bank(directory: Path) -> SkillBank:
 
 def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
     """Hash and lock mismatches of a frozen bank (empty when it is intact)."""
-    problems: list[str] = []
     actual = bank_hash(bank.skills, bank.benchmark)
-    if actual != bank.hash:
-        problems.append(f"content hash {actual[:12]}… does not match the recorded "
-                        f"{bank.hash[:12]}… (edited after freezing)")
-    lock_path = directory / LOCK_NAME
-    try:
-        lock = json.loads(lock_path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return [*problems, "bank.lock is missing"]
-    except (OSError, json.JSONDecodeError) as exc:
-        return [*problems, f"bank.lock is unreadable: {exc}"]
-    if not isinstance(lock, dict) or lock.get("hash") != actual:
-        problems.append("bank.lock records another hash")
-    locked = lock.get("skills") if isinstance(lock, dict) else None
-    locked = locked if isinstance(locked, dict) else {}
-    for skill in bank.skills:
-        if locked.get(skill.id) != skill_hash(skill):
-            problems.append(f"skill {skill.id} does not match bank.lock")
-    return problems
+    lock = read_lock(directory / LOCK_NAME)
+    skills = lock.get("skills")
+    locked: dict[str, Any] = skills if isinstance(skills, dict) else {}
+    found = [edited(actual, bank.hash), unlocked(actual, lock.get("hash"), LOCK_NAME, "the bank"),
+             *(unlocked(skill_hash(s), locked.get(s.id), LOCK_NAME, f"skill {s.id}")
+               for s in bank.skills)]
+    return [p for p in found if p]
 
 
 def load_bank(directory: Path) -> SkillBank:
@@ -110,9 +100,7 @@ def load_bank(directory: Path) -> SkillBank:
     directory = directory if directory.is_dir() or not directory.name.endswith(".json") \
         else directory.parent
     bank = read_bank(directory)
-    problems = integrity_problems(bank, directory)
-    if problems:
-        raise IntegrityError(f"{directory}: " + "; ".join(problems))
+    verify(directory, integrity_problems(bank, directory))
     return bank
 
 
