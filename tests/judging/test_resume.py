@@ -13,6 +13,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from agentcredit.cli.app import app
+from agentcredit.llm import ModelSpec
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.store import RunStore
 from tests.conftest import ROOT
 from tests.judging.synthetic import write_task, write_trials
@@ -33,6 +35,8 @@ def counting(messages, schema):
 
 register_script("counting", counting)
 from agentcredit.cli.app import app
+from agentcredit.llm import ModelSpec
+from agentcredit.llm.endpoint import EndpointSettings
 app(["judge", {trials!r}, "--checklists", {checklists!r}, "--out", {run!r},
      "--model", "scripted/counting", "--concurrency", "1"])
 """
@@ -108,7 +112,8 @@ def test_a_failed_trial_never_uncounts_the_trials_judged_beside_it(tmp_path: Pat
 
     register_script("flaky-judge", flaky)
     result = agentcredit.score(EXAMPLES / "tasks", EXAMPLES / "jobs", tmp_path / "run",
-                               model="scripted/flaky-judge", concurrency=8)
+                               model=ModelSpec("scripted/flaky-judge",
+                                               endpoint=EndpointSettings(concurrency=8)))
     failed = {trial for trial, _ in result.judged.failed}
     skipped = {trial for trial, _ in result.judged.skipped}
     assert failed, "the flaky judge should fail some trial"

@@ -24,6 +24,7 @@ from agentcredit.llm import (
     make_provider,
     user,
 )
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.types import NOT_RECORDED
 from tests.llm.fake_server import FakeLLMServer
 
@@ -41,13 +42,18 @@ class Answer(BaseModel):
     answer: str
 
 
+ENDPOINT_KEYS = ("timeout", "max_tokens", "structured", "context_tokens", "concurrency")
+
+
 def client(server: FakeLLMServer, tmp_path: Path | None = None, *, provider: str = "openai",
            **options: object) -> ModelClient:
     base = f"{server.url}/v1" if provider == "openai" else server.url
     prov = make_provider(f"{provider}/fake-model", base_url=base, api_key="sk-test")
     cache = ResponseCache(tmp_path / "cache.sqlite") if tmp_path is not None else None
     opts: dict[str, object] = {"retry": FAST, "timeout": 5.0, **options}
-    return ModelClient(prov, cache=cache, **opts)  # type: ignore[arg-type]
+    endpoint = EndpointSettings(**{k: opts.pop(k)  # type: ignore[arg-type]
+                                   for k in ENDPOINT_KEYS if k in opts})
+    return ModelClient(prov, cache=cache, endpoint=endpoint, **opts)  # type: ignore[arg-type]
 
 
 def ok(result: ModelResponse | ModelFailure) -> ModelResponse:
@@ -108,7 +114,7 @@ def test_a_refused_connection_is_a_connection_failure_that_says_so() -> None:
         url = server.url  # closed on exit: nothing listens there any more
     prov = make_provider("openai/fake-model", base_url=f"{url}/v1", api_key="sk-test")
     result = ModelClient(prov, retry=RetryPolicy(max_attempts=2, base_delay=0.01),
-                         timeout=5.0).generate_sync([user("x")])
+                         endpoint=EndpointSettings(timeout=5.0)).generate_sync([user("x")])
     assert isinstance(result, ModelFailure)
     assert (result.kind, result.attempts) == ("connection", 2)
     assert "connect" in result.message.lower() and "error." not in result.message.lower()
@@ -122,7 +128,8 @@ def test_the_environment_proxy_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("no_proxy", raising=False)
         prov = make_provider("openai/fake-model", base_url="http://model.invalid/v1",
                              api_key="sk-test")
-        result = ok(ModelClient(prov, retry=FAST, timeout=5.0).generate_sync([user("hi")]))
+        made = ModelClient(prov, retry=FAST, endpoint=EndpointSettings(timeout=5.0))
+        result = ok(made.generate_sync([user("hi")]))
         assert proxy.paths == ["http://model.invalid/v1/chat/completions"]
     assert result.text == "echo: hi"
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from agentcredit.llm import ModelClient, ResponseCache, user
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.providers.openai_compat import OpenAICompatProvider
 
 Behaviour = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -121,9 +122,11 @@ def llama_cpp_python(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 
 def client(url: str, tmp_path: Path, **options: Any) -> ModelClient:
     notes: list[str] = []
+    keys = ("timeout", "max_tokens", "structured", "context_tokens", "concurrency")
+    endpoint = EndpointSettings(**{k: options.pop(k) for k in keys if k in options})
     made = ModelClient(OpenAICompatProvider("m", base_url=url, api_key="k"),
                        cache=ResponseCache(tmp_path / "cache.sqlite"), notify=notes.append,
-                       **options)
+                       endpoint=endpoint, **options)
     made.notes = notes  # type: ignore[attr-defined]
     return made
 

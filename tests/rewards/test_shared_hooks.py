@@ -10,6 +10,7 @@ import pytest
 
 import agentcredit.skills.bank as bank_module
 from agentcredit.llm import ModelClient, register_script
+from agentcredit.llm import spec as spec_module
 from agentcredit.rewards import hooks
 from agentcredit.schema import Lineage
 from agentcredit.skills.bank import freeze_bank, make_bank
@@ -37,7 +38,7 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["banks"] += 1
         return real_load(path)
 
-    monkeypatch.setattr(hooks, "ModelClient", Counted)
+    monkeypatch.setattr(spec_module, "ModelClient", Counted)
     monkeypatch.setattr(bank_module, "load_bank", load)
     monkeypatch.setenv("AGENTCREDIT_BANK", str(tmp_path / "bank"))
     monkeypatch.setenv("AGENTCREDIT_VERIFIER_MODEL", "scripted/shared-verifier")

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from agentcredit.cli.app import app
 from agentcredit.evidence.view import StepEvidence
-from agentcredit.llm import register_script
+from agentcredit.llm import ModelSpec, register_script
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import FineAnswer
 from agentcredit.skills.bank import load_bank
@@ -276,8 +276,8 @@ def test_the_verifiers_raw_responses_are_kept_with_its_verdicts(tmp_path: Path) 
 
     register_script("raw-verifier", scripted_verifier.answer)
     result = turn_rewards(_bank(tmp_path), [EXAMPLES / "jobs"], tmp_path / "run",
-                          model="scripted/raw-verifier", tasks=[EXAMPLES / "tasks"],
-                          no_cache=True)
+                          model=ModelSpec("scripted/raw-verifier", no_cache=True),
+                          tasks=[EXAMPLES / "tasks"])
     assert len(result.summary.verified) == 8
     db = sqlite3.connect(tmp_path / "run" / "run.sqlite")
     kept = db.execute("SELECT trial_id, COUNT(*), SUM(ok) FROM responses WHERE kind = "
@@ -285,8 +285,8 @@ def test_the_verifiers_raw_responses_are_kept_with_its_verdicts(tmp_path: Path) 
     db.close()
     assert len(kept) == 8 and all(n == 2 and ok == 2 for _, n, ok in kept)  # coarse + fine
     again = turn_rewards(_bank(tmp_path), [EXAMPLES / "jobs"], tmp_path / "run",
-                         model="scripted/raw-verifier", tasks=[EXAMPLES / "tasks"],
-                         no_cache=True)
+                         model=ModelSpec("scripted/raw-verifier", no_cache=True),
+                         tasks=[EXAMPLES / "tasks"])
     assert len(again.summary.resumed) == 8  # nothing asked twice, nothing kept twice
 
 
@@ -298,8 +298,8 @@ def test_skills_reward_keeps_a_value_only_the_tasks_verifier_names(tmp_path: Pat
     test_file.write_text(test_file.read_text() + f"\nPLANTED_KEY = {OWNED!r}\n")
     seen: list[str] = []
     register_script("owned-turns", capturing(seen, scripted_verifier.answer))
-    turn_rewards(_bank(tmp_path), [jobs], tmp_path / "run", model="scripted/owned-turns",
-                 tasks=[tasks], no_cache=True)
+    turn_rewards(_bank(tmp_path), [jobs], tmp_path / "run",
+                 model=ModelSpec("scripted/owned-turns", no_cache=True), tasks=[tasks])
     shown = [text for text in seen if "other_key=" in text]
     assert shown and all(f"key={OWNED}" in text for text in shown)
     assert all(FOREIGN not in text for text in shown)

@@ -62,10 +62,13 @@ def serve_with(root: Path, name: str, script: ScriptFn, **options: Any) -> Any:
     """The service's app over a one-skill bank, its verifier answering from ``script``."""
     pytest.importorskip("starlette")
     from agentcredit.cli.serve_cmd import build_app
+    from agentcredit.llm import ModelSpec
+    from agentcredit.llm.endpoint import EndpointSettings
 
     register_script(name, script)
-    return build_app(make_bank_dir(root), f"scripted/{name}", skill="sums",
-                     cache=root / "cache.sqlite", concurrency=16, **options)
+    spec = ModelSpec(f"scripted/{name}", cache=root / "cache.sqlite",
+                     endpoint=EndpointSettings(concurrency=16))
+    return build_app(make_bank_dir(root), spec, skill="sums", **options)
 
 
 @pytest.fixture

@@ -12,10 +12,12 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
-from agentcredit.cli.options import BaseUrlOpt, ModelOpt, model_client
+from agentcredit.cli.options import BaseUrlOpt, ModelOpt
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
+from agentcredit.llm.endpoint import EndpointSettings
+from agentcredit.llm.spec import ModelSpec, client_for
 from agentcredit.report.build import fmt_number as _fmt
 from agentcredit.report.build import write_report
 from agentcredit.store.run_store import STORE_NAME, RunStore
@@ -141,9 +143,9 @@ def analyze(
             result = analyze_store(store, seed=seed, draws=bootstrap, human=human,
                                    pairs=None if pairs == "none" else pairs, compare=other)
             if perturb:
-                client = model_client(model, base_url=base_url,
-                                      cache=run_dir / "responses.sqlite", no_cache=False,
-                                      concurrency=4)
+                client = client_for(None if model is None else ModelSpec(
+                    model, base_url=base_url, endpoint=EndpointSettings(concurrency=4)),
+                    default_cache=run_dir / "responses.sqlite")
                 if client is None:
                     console.print("[yellow]--perturb needs --model; skipped[/yellow]")
                 else:

@@ -18,24 +18,11 @@ from agentcredit.checklists.derive import tested_words
 from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
 from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import load_rules
-from agentcredit.cli.options import (
-    BaseUrlOpt,
-    BatchOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    ContextTokensOpt,
-    MaxTokensOpt,
-    ModelOpt,
-    NoCacheOpt,
-    RetryFailedOpt,
-    StructuredOpt,
-    TimeoutOpt,
-    endpoint_settings,
-    model_client,
-)
+from agentcredit.cli.options import ModelOpt, model_options
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats import load
+from agentcredit.llm.spec import ModelSpec, client_for, concurrency_of
 from agentcredit.schema import Task
 from agentcredit.schema.outcomes import GateFailure
 
@@ -51,33 +38,20 @@ def _tasks(paths: list[Path], console: Console) -> list[Task]:
 
 
 @app.command("build")
+@model_options("cache", "no_cache", "retry_failed", "batch", concurrency=4)
 def build(
     tasks: Annotated[list[Path], typer.Argument(help="Task folders or files.")],
     out: Annotated[Path, typer.Option("--out", help="Checklist directory.")],
     model: ModelOpt = None,
     rules: RulesOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: CacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild frozen checklists.")] = False,
-    batch: BatchOpt = False,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Freeze one checklist per task; with no --model, derive them from the verifier."""
     console = Console()
     try:
         rule_set = load_rules(rules)
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens, default=4)
-        client = model_client(model, base_url=base_url, cache=cache, no_cache=no_cache,
-                              concurrency=jobs, retry_failed=retry_failed, batch=batch,
-                              endpoint=endpoint)
+        client, jobs = client_for(spec), concurrency_of(spec, default=4)
     except AgentCreditError as exc:
         console.print(f"[red]error[/red] {q(exc)}")
         raise typer.Exit(2) from None

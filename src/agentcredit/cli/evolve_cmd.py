@@ -9,22 +9,14 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
-from agentcredit.cli.options import (
-    BankArg,
-    BankCacheOpt,
-    BaseUrlOpt,
-    ConcurrencyOpt,
-    ContextTokensOpt,
-    MaxTokensOpt,
-    StructuredOpt,
-    TimeoutOpt,
-    endpoint_settings,
-)
+from agentcredit.cli.options import BANK_CACHE, BankArg, model_options
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.evolve.jobs import EvolveResult, evolve
+from agentcredit.llm.spec import ModelSpec
 
 
+@model_options("cache", cache=BANK_CACHE)
 def evolve_cmd(
     bank_dir: BankArg,
     tasks: Annotated[list[Path], typer.Option("--tasks", help="Task folders to roll out on.")],
@@ -55,27 +47,18 @@ def evolve_cmd(
     command: Annotated[str | None, typer.Option(
         "--command", help="For --runner command: argv with {tasks} {out} {job} {jobs_dir} "
         "{seed} {skill}, e.g. 'my-runner --tasks {tasks} --out {out}'.")] = None,
-    base_url: BaseUrlOpt = None,
-    cache: BankCacheOpt = None,
-    concurrency: ConcurrencyOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Co-evolve guidance and rubrics with outcome-grounded gates (resumable)."""
     console = Console()
+    assert spec is not None
     try:
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens, default=8)
         with stepping(console, "evolve") as step:
-            result = evolve(bank_dir, tasks, runner=runner, model=model,
+            result = evolve(bank_dir, tasks, runner=runner, model=spec,
                             verifier_model=verifier_model, skill=skill, rounds=rounds, h=h,
                             tasks_per_round=tasks_per_round, trajectories=trajectories,
                             seed=seed, work_dir=work_dir, harbor=harbor, agent=agent,
                             agent_model=agent_model, runner_args=extra or [], command=command,
-                            base_url=base_url, cache=cache, concurrency=jobs, endpoint=endpoint,
                             progress=step)
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None

@@ -10,27 +10,16 @@ from rich.console import Console
 
 from agentcredit.cli.batch_auto import batch_plan, poll_lines, print_rounds
 from agentcredit.cli.options import (
-    BaseUrlOpt,
+    RUN_CACHE,
     BatchAutoOpt,
     BatchLimitOpt,
-    BatchOpt,
-    ConcurrencyOpt,
-    ContextTokensOpt,
-    MaxTokensOpt,
     ModelOpt,
-    NoCacheOpt,
-    NoRedactOpt,
-    PricesOpt,
-    RetryFailedOpt,
-    RpmOpt,
-    StructuredOpt,
-    TimeoutOpt,
-    TpmOpt,
-    endpoint_settings,
+    model_options,
 )
 from agentcredit.cli.run_output import print_judged, print_run, print_summary, reported
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.runs.batched import judge_batched, score_batched
 from agentcredit.runs.pipeline import check_options, judge_run, write_scores
 from agentcredit.runs.pipeline import score as score_pipeline
@@ -40,8 +29,6 @@ PerItemOpt = Annotated[bool, typer.Option("--per-item", help="One judge call per
 HolisticOpt = Annotated[bool, typer.Option("--holistic",
                                            help="Also ask the holistic 0-1 baseline.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for generation and retries.")]
-RunCacheOpt = Annotated[Path | None, typer.Option(
-    "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
 GenericOpt = Annotated[bool, typer.Option(
     "--generic", help="Also judge the fixed generic checklist (the RQ4 ablation).")]
 InspectScorerOpt = Annotated[str | None, typer.Option(
@@ -54,6 +41,8 @@ BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
                                         help="Token budget of one trajectory's evidence view.")]
 
 
+@model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", "rpm", "tpm",
+               "prices", cache=RUN_CACHE)
 def run(
     tasks: Annotated[Path, typer.Argument(help="Task folder(s) root.")],
     trials: Annotated[Path, typer.Argument(help="Trial / job folder(s) root.")],
@@ -64,46 +53,27 @@ def run(
     holistic: HolisticOpt = False,
     generic: GenericOpt = False,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: RunCacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    no_redact: NoRedactOpt = False,
     budget_tokens: BudgetOpt = 24_000,
     fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet.")] = "csv",
-    batch: BatchOpt = False,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    prices: PricesOpt = None,
     evidence: EvidenceOpt = "outputs",
     inspect_scorer: InspectScorerOpt = None,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
     console = Console()
     with reported(console, out) as watched:
         check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item,
                       batch_auto=batch_auto)
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens)
         if model is None:
             console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                           "verifiers and items are judged from per-check verifier results only")
         options: dict[str, Any] = dict(
-            model=model, rules=rules, per_item=per_item, holistic=holistic,
-            generic=generic, seed=seed, concurrency=jobs, base_url=base_url, cache=cache,
-            no_cache=no_cache, retry_failed=retry_failed, redact=not no_redact,
-            budget_tokens=budget_tokens, fmt=fmt, batch=batch, rpm=rpm, tpm=tpm, prices=prices,
-            evidence=evidence, inspect_scorer=inspect_scorer, progress=watched.progress,
-            endpoint=endpoint, status=watched.status)
-        if batch_auto:
+            model=spec, rules=rules, per_item=per_item, holistic=holistic, generic=generic,
+            seed=seed, budget_tokens=budget_tokens, fmt=fmt, evidence=evidence,
+            inspect_scorer=inspect_scorer, progress=watched.progress, status=watched.status)
+        if batch_auto and spec is not None:
             result, rounds = score_batched(tasks, trials, out, plan=batch_plan(batch_limit),
                                            on_poll=poll_lines(console), **options)
             print_rounds(console, rounds)
@@ -112,6 +82,8 @@ def run(
     print_run(console, result)
 
 
+@model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", "rpm", "tpm",
+               "prices", cache=RUN_CACHE)
 def judge(
     trials: Annotated[Path, typer.Argument(help="Trial / job folder(s) root.")],
     checklists_dir: Annotated[Path, typer.Option("--checklists", help="Frozen checklists.")],
@@ -123,42 +95,23 @@ def judge(
     holistic: HolisticOpt = False,
     generic: GenericOpt = False,
     seed: SeedOpt = 0,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: RunCacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    no_redact: NoRedactOpt = False,
     budget_tokens: BudgetOpt = 24_000,
-    batch: BatchOpt = False,
-    rpm: RpmOpt = None,
-    tpm: TpmOpt = None,
-    prices: PricesOpt = None,
     evidence: EvidenceOpt = "outputs",
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
     rules: Annotated[Path | None, typer.Option(
         "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
     console = Console()
     with reported(console, out) as watched:
         check_options(model, evidence, batch_auto=batch_auto)
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens)
         options: dict[str, Any] = dict(
-            model=model, tasks=tasks, per_item=per_item,
-            holistic=holistic, generic=generic, seed=seed, concurrency=jobs, endpoint=endpoint,
-            base_url=base_url, cache=cache, no_cache=no_cache, retry_failed=retry_failed,
-            redact=not no_redact, budget_tokens=budget_tokens, batch=batch, rpm=rpm, tpm=tpm,
-            prices=prices, evidence=evidence, progress=watched.progress,
-            status=watched.status, rules=rules)
-        if batch_auto:
+            model=spec, tasks=tasks, per_item=per_item, holistic=holistic, generic=generic,
+            seed=seed, budget_tokens=budget_tokens, evidence=evidence,
+            progress=watched.progress, status=watched.status, rules=rules)
+        if batch_auto and spec is not None:
             result, rounds = judge_batched(trials, checklists_dir, out,
                                            plan=batch_plan(batch_limit),
                                            on_poll=poll_lines(console), **options)

@@ -1,17 +1,24 @@
-"""Options shared by the commands that call models."""
+"""Options shared by the commands that call models, and :func:`model_options`, which gives a
+command the model settings it takes and hands it one :class:`ModelSpec` built from them."""
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.console import Console
 
+from agentcredit.cli.console import fail
+from agentcredit.errors import AgentCreditError
 from agentcredit.llm.endpoint import EndpointSettings, parse_concurrency
-from agentcredit.llm.factory import model_client
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.llm.structured import STRUCTURED_CHOICES
 
-__all__ = ["model_client"]  # re-exported: the commands build their client through it
+F = TypeVar("F", bound=Callable[..., Any])
 
 ModelOpt = Annotated[str | None, typer.Option(
     "--model", help="provider/model, e.g. openai/gpt-4o-mini; none: no LLM is used.")]
@@ -62,13 +69,64 @@ BankCacheOpt = Annotated[Path | None, typer.Option(
     "--cache", help="Response cache (default: responses.sqlite in the bank directory).")]
 
 
-def endpoint_settings(concurrency: str | None, base_url: str | None, *, timeout: float = 120.0,
-                      max_tokens: int | None = None, structured: str = "auto",
-                      context_tokens: int | None = None, default: int = 8
-                      ) -> tuple[int, EndpointSettings]:
-    """(the job's parallelism, the client's endpoint settings) from the shared options."""
-    client = parse_concurrency(concurrency, base_url) if concurrency is not None or base_url \
+RUN_CACHE = "Response cache (default: responses.sqlite in the run directory)."
+BANK_CACHE = "Response cache (default: responses.sqlite in the bank directory)."
+SHARED_CACHE = ("Response cache file (default $AGENTCREDIT_CACHE or "
+                "~/.cache/agentcredit/responses.sqlite).")
+
+_OPTIONS: dict[str, tuple[Any, Any]] = {  # name -> (annotation, default), in --help order
+    "base_url": (BaseUrlOpt, None), "cache": (CacheOpt, None), "no_cache": (NoCacheOpt, False),
+    "retry_failed": (RetryFailedOpt, False), "no_redact": (NoRedactOpt, False),
+    "batch": (BatchOpt, False), "rpm": (RpmOpt, None), "tpm": (TpmOpt, None),
+    "prices": (PricesOpt, None), "concurrency": (ConcurrencyOpt, None),
+    "timeout": (TimeoutOpt, 120.0), "max_tokens": (MaxTokensOpt, None),
+    "structured": (StructuredOpt, "auto"), "context_tokens": (ContextTokensOpt, None),
+}
+ENDPOINT = ("base_url", "concurrency", "timeout", "max_tokens", "structured", "context_tokens")
+"""The options every model-calling command takes; the others are asked for by name."""
+
+
+def model_options(*extra: str, cache: str = SHARED_CACHE, concurrency: int = 8) -> Callable[[F], F]:
+    """Give a command the endpoint options and the ``extra`` ones (``cache``, ``no_cache``,
+    ``retry_failed``, ``no_redact``, ``batch``, ``rpm``, ``tpm``, ``prices``), and call it
+    with ``spec``: the :class:`ModelSpec` they make with its ``model`` option (None without
+    a model). ``cache`` is the help of ``--cache``; ``concurrency`` the default for a remote
+    endpoint. A setting that cannot work is a one-line error (exit 2)."""
+    names = [n for n in _OPTIONS if n in ENDPOINT or n in extra]
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        added = [inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=_OPTIONS[name][1],
+            annotation=Annotated[Path | None, typer.Option("--cache", help=cache)]
+            if name == "cache" else _OPTIONS[name][0]) for name in names]
+
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in names}
+            try:
+                kwargs["spec"] = model_spec(kwargs.get("model"), default=concurrency, **given)
+            except AgentCreditError as exc:
+                raise fail(Console(), str(exc)) from None
+            return command(*args, **kwargs)
+
+        kept = [p for p in signature.parameters.values() if p.name != "spec"]
+        wrapper.__signature__ = signature.replace(parameters=[*kept, *added])  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+    return decorate
+
+
+def model_spec(model: str | None, *, default: int = 8, base_url: str | None = None,
+               concurrency: str | None = None, timeout: float = 120.0,
+               max_tokens: int | None = None, structured: str = "auto",
+               context_tokens: int | None = None, no_redact: bool = False,
+               **settings: Any) -> ModelSpec | None:
+    """The ModelSpec the options describe (None without a model)."""
+    if model is None:
+        return None
+    jobs = parse_concurrency(concurrency, base_url) if concurrency is not None or base_url \
         else default
-    settings = EndpointSettings(timeout=timeout, max_tokens=max_tokens, structured=structured,
-                                context_tokens=context_tokens, concurrency=client)
-    return (client or default), settings
+    endpoint = EndpointSettings(timeout=timeout, max_tokens=max_tokens, structured=structured,
+                                context_tokens=context_tokens, concurrency=jobs)
+    return ModelSpec(model, base_url=base_url, endpoint=endpoint, redact=not no_redact,
+                     **settings)

@@ -9,27 +9,15 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
-from agentcredit.cli.options import (
-    BankArg,
-    BaseUrlOpt,
-    BatchOpt,
-    ConcurrencyOpt,
-    ContextTokensOpt,
-    EmbedOpt,
-    MaxTokensOpt,
-    NoCacheOpt,
-    NoRedactOpt,
-    RetryFailedOpt,
-    StructuredOpt,
-    TimeoutOpt,
-    endpoint_settings,
-)
+from agentcredit.cli.options import RUN_CACHE, BankArg, EmbedOpt, model_options
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, NoTrialToVerify
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.rewards.jobs import RewardResult, turn_rewards
 from agentcredit.schema import ReadError
 
 
+@model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", cache=RUN_CACHE)
 def reward(
     bank_dir: BankArg,
     trials: Annotated[list[Path], typer.Argument(help="Trials (and optionally their tasks).")],
@@ -47,33 +35,17 @@ def reward(
     seed: Annotated[int, typer.Option("--seed", help="Seed sent with every request.")] = 0,
     budget_tokens: Annotated[int, typer.Option(
         "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: Annotated[Path | None, typer.Option(
-        "--cache", help="Response cache (default: responses.sqlite in the run directory).")]
-    = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    no_redact: NoRedactOpt = False,
-    batch: BatchOpt = False,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
     console = Console()
+    assert spec is not None
     try:
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens, default=8)
         with stepping(console, "turn verifier") as step:
             result = turn_rewards(
-                bank_dir, trials, out, model=model, process_weight=process_weight,
+                bank_dir, trials, out, model=spec, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
-                budget_tokens=budget_tokens, concurrency=jobs, endpoint=endpoint, base_url=base_url,
-                cache=cache, no_cache=no_cache, retry_failed=retry_failed,
-                redact=not no_redact, batch=batch, progress=step)
+                budget_tokens=budget_tokens, progress=step)
     except NoTrialToVerify as exc:
         _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
         raise fail(console, str(exc)) from None

@@ -16,23 +16,10 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
-from agentcredit.cli.options import (
-    BankCacheOpt,
-    BaseUrlOpt,
-    BatchOpt,
-    ConcurrencyOpt,
-    ContextTokensOpt,
-    EmbedOpt,
-    MaxTokensOpt,
-    NoCacheOpt,
-    NoRedactOpt,
-    RetryFailedOpt,
-    StructuredOpt,
-    TimeoutOpt,
-    endpoint_settings,
-)
+from agentcredit.cli.options import BANK_CACHE, EmbedOpt, model_options
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, IdConflict, NothingToDo
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.skills.bank import BANK_NAME
 from agentcredit.skills.build import STAGES
 from agentcredit.skills.jobs import BuildResult, ImportResult, build_bank, import_skills
@@ -42,6 +29,7 @@ app = typer.Typer(help="Build, import, show, retrieve and export SkillRubric ski
 
 
 @app.command("build")
+@model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", cache=BANK_CACHE)
 def build(
     trials: Annotated[list[Path], typer.Argument(help="Teacher trials: job or trial folders.")],
     tasks: Annotated[list[Path], typer.Option("--tasks", help="Task folders or files.")],
@@ -52,30 +40,15 @@ def build(
     embed: EmbedOpt = "lexical",
     budget_tokens: Annotated[int, typer.Option(
         "--budget-tokens", help="Evidence tokens per teacher x task call.")] = 24_000,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: BankCacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    no_redact: NoRedactOpt = False,
-    batch: BatchOpt = False,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Distil a dual-view SkillBank from teacher trials in four resumable stages."""
     console = Console()
+    assert spec is not None
     try:
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens, default=8)
         with stepping(console, "skills") as step:
-            result = build_bank(trials, tasks, out, model=model, tau=tau, embed=embed,
-                                budget_tokens=budget_tokens, concurrency=jobs, endpoint=endpoint,
-                                base_url=base_url, cache=cache, no_cache=no_cache,
-                                retry_failed=retry_failed, redact=not no_redact, batch=batch,
-                                progress=step)
+            result = build_bank(trials, tasks, out, model=spec, tau=tau, embed=embed,
+                                budget_tokens=budget_tokens, progress=step)
     except NothingToDo as exc:
         print_read_errors(console, exc.read_errors)
         raise fail(console, str(exc)) from None
@@ -84,7 +57,7 @@ def build(
     print_read_errors(console, result.read_errors)
     console.print(f"{result.trials} trials of {result.tasks} tasks; synthesizer "
                   f"{q(result.model)}; embedding {q(result.embedding)}; tau {q(tau)}")
-    _build_summary(console, result, out, batch)
+    _build_summary(console, result, out, spec.batch)
     report = result.report
     if (report.bank is None and report.waiting is None) or report.failed or report.rejected:
         raise typer.Exit(1)
@@ -130,6 +103,8 @@ def _build_summary(console: Console, result: BuildResult, out: Path, batch: bool
 
 
 @app.command("import")
+@model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", cache=BANK_CACHE,
+               concurrency=4)
 def import_(
     paths: Annotated[list[Path], typer.Argument(help="SKILL.md folders or SkillRL JSON files.")],
     out: Annotated[Path, typer.Option("--out", help="Bank directory (created or added to).")],
@@ -138,29 +113,13 @@ def import_(
     = None,
     force: Annotated[bool, typer.Option("--force", help="Replace skills with the same id.")]
     = False,
-    concurrency: ConcurrencyOpt = None,
-    base_url: BaseUrlOpt = None,
-    cache: BankCacheOpt = None,
-    no_cache: NoCacheOpt = False,
-    retry_failed: RetryFailedOpt = False,
-    batch: BatchOpt = False,
-    no_redact: NoRedactOpt = False,
-    timeout: TimeoutOpt = 120.0,
-    max_tokens: MaxTokensOpt = None,
-    structured: StructuredOpt = "auto",
-    context_tokens: ContextTokensOpt = None,
+    spec: ModelSpec | None = None,
 ) -> None:
     """Import Agent Skills (SKILL.md) or SkillRL JSON into a bank."""
     console = Console()
     try:
-        jobs, endpoint = endpoint_settings(concurrency, base_url, timeout=timeout,
-                                           max_tokens=max_tokens, structured=structured,
-                                           context_tokens=context_tokens, default=4)
         with stepping(console, "rubrics") as step:
-            result = import_skills(paths, out, model=model, force=force, concurrency=jobs,
-                                   endpoint=endpoint, base_url=base_url, cache=cache,
-                                   no_cache=no_cache, retry_failed=retry_failed, batch=batch,
-                                   redact=not no_redact, progress=step)
+            result = import_skills(paths, out, model=spec, force=force, progress=step)
     except IdConflict as exc:
         print_read_errors(console, exc.read_errors)
         _print_ids(console, exc.table)

@@ -10,7 +10,7 @@ import asyncio
 import shlex
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,9 +24,7 @@ from agentcredit.evolve.runners import (
     registered_runner,
 )
 from agentcredit.formats import load
-from agentcredit.llm.client import ModelClient
-from agentcredit.llm.endpoint import EndpointSettings
-from agentcredit.llm.factory import client_for
+from agentcredit.llm.spec import ModelLike, ModelSpec, client_for
 from agentcredit.schema import ReadError, SkillBank, Task
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
@@ -70,7 +68,7 @@ def _on_path(program: str, what: str) -> None:
 
 
 def evolve(bank_dir: Path | str, tasks: Sequence[Path | str], *,
-           runner: str | RolloutRunner, model: str | ModelClient, **options: Any,
+           runner: str | RolloutRunner, model: ModelLike, **options: Any,
            ) -> EvolveResult:
     """Co-evolve the guidance and rubric of the bank's skills on ``tasks``.
 
@@ -82,13 +80,12 @@ def evolve(bank_dir: Path | str, tasks: Sequence[Path | str], *,
 
 async def evolve_async(
     bank_dir: Path | str, tasks: Sequence[Path | str], *, runner: str | RolloutRunner,
-    model: str | ModelClient, verifier_model: str | ModelClient | None = None,
+    model: ModelLike, verifier_model: ModelLike | None = None,
     skill: str | None = None, rounds: int = 10, h: int = 10, tasks_per_round: int = 8,
     trajectories: int = 128, seed: int = 0, work_dir: Path | None = None,
     harbor: str = "harbor", agent: str = "claude-code", agent_model: str | None = None,
-    runner_args: Sequence[str] = (), command: str | None = None, base_url: str | None = None,
-    cache: Path | None = None, concurrency: int = 8,
-    progress: Callable[[str], None] | None = None, endpoint: EndpointSettings | None = None,
+    runner_args: Sequence[str] = (), command: str | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> EvolveResult:
     """Evolve every skill that has tasks (see :func:`evolve`); a skill whose loop fails is
     reported in ``failures`` and the others go on.
@@ -98,11 +95,11 @@ async def evolve_async(
     """
     bank_dir = Path(bank_dir)
     bank = load_bank(bank_dir)
-    client_settings: dict[str, Any] = {
-        "default_cache": bank_dir / "responses.sqlite", "cache": cache, "base_url": base_url,
-        "no_cache": False, "concurrency": concurrency, "endpoint": endpoint}
-    proposer = client_for(model, **client_settings)
-    verifier = client_for(verifier_model, **client_settings) if verifier_model else proposer
+    if isinstance(model, ModelSpec) and isinstance(verifier_model, str):
+        verifier_model = replace(model, model=verifier_model)  # same endpoint and cache
+    proposer = client_for(model, default_cache=bank_dir / "responses.sqlite")
+    verifier = client_for(verifier_model, default_cache=bank_dir / "responses.sqlite") \
+        if verifier_model else proposer
     assert proposer is not None and verifier is not None
     chosen = runner if not isinstance(runner, str) else make_runner(
         runner, work_dir=work_dir or bank_dir / "evolve" / "runs", harbor=harbor, agent=agent,

@@ -30,9 +30,8 @@ from agentcredit.evidence.view import render_evidence
 from agentcredit.formats.inspect_log import _from_messages
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
-from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.providers import make_provider
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.schema import Task, Trial
 from agentcredit.store.scores import score_trial
 
@@ -40,9 +39,7 @@ _LOCKS: dict[str, asyncio.Lock] = {}
 
 
 def _client(model: str, base_url: str | None, cache: str | None) -> ModelClient:
-    options = {"base_url": base_url} if base_url else {}
-    return ModelClient(make_provider(model, **options),
-                       cache=ResponseCache(Path(cache) if cache else default_cache_path()))
+    return ModelSpec(model, base_url=base_url, cache=Path(cache) if cache else None).client()
 
 
 def _task_name(task: str | None) -> str:

@@ -2,11 +2,12 @@
 
 from agentcredit.errors import ModelCallError, ProviderError
 from agentcredit.llm.cache import ResponseCache, cache_key, default_cache_path
-from agentcredit.llm.client import Model, ModelClient, make_client, validate_answer
+from agentcredit.llm.client import Model, ModelClient, validate_answer
 from agentcredit.llm.limits import RetryPolicy
 from agentcredit.llm.providers import make_provider
 from agentcredit.llm.providers.scripted import register_script
 from agentcredit.llm.redact import Redactor
+from agentcredit.llm.spec import ModelLike, ModelSpec, client_for
 from agentcredit.llm.types import (
     GenerationConfig,
     ImagePart,
@@ -28,7 +29,9 @@ __all__ = [
     "ModelCallError",
     "ModelClient",
     "ModelFailure",
+    "ModelLike",
     "ModelResponse",
+    "ModelSpec",
     "Price",
     "ProviderError",
     "Redactor",
@@ -38,9 +41,9 @@ __all__ = [
     "Usage",
     "UsageLedger",
     "cache_key",
+    "client_for",
     "default_cache_path",
     "load_prices",
-    "make_client",
     "make_provider",
     "register_script",
     "system",

@@ -25,7 +25,6 @@ import re
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
@@ -35,7 +34,7 @@ from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.cache import ResponseCache, cache_key
 from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
 from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
-from agentcredit.llm.providers import Provider, make_provider
+from agentcredit.llm.providers import Provider
 from agentcredit.llm.redact import Redactor
 from agentcredit.llm.structured import next_mode, refuses_mode
 from agentcredit.llm.tokens import estimate_message_tokens
@@ -84,29 +83,24 @@ class ModelClient:
         provider: Provider,
         *,
         cache: ResponseCache | None = None,
-        concurrency: int | None = 8,
+        endpoint: EndpointSettings | None = None,
         rpm: int | None = None,
         tpm: int | None = None,
         retry: RetryPolicy | None = None,
-        timeout: float = 120.0,
         redact: bool = True,
         ledger: UsageLedger | None = None,
         defer: bool = False,
         raise_on_failure: bool = False,
         retry_failed: bool = False,
         seed: int = 0,
-        max_tokens: int | None = None,
-        structured: str = "auto",
-        context_tokens: int | None = None,
         notify: Any = None,
     ) -> None:
         self.provider = provider
         self.cache = cache
         self.retry = retry or RetryPolicy()
-        self.settings = EndpointSettings(timeout=timeout, max_tokens=max_tokens,
-                                         structured=structured, context_tokens=context_tokens,
-                                         concurrency=concurrency)
-        self.timeout = timeout
+        self.settings = settings = endpoint or EndpointSettings()
+        concurrency, structured = settings.concurrency, settings.structured
+        self.timeout = settings.timeout
         self.redactor = Redactor(enabled=redact)
         self.ledger = ledger or UsageLedger()
         self.defer = defer
@@ -127,8 +121,8 @@ class ModelClient:
         stored = cache.get_endpoint(self.endpoint) if cache is not None else None
         if stored:
             self.info = EndpointInfo.from_json(stored)
-        if context_tokens is not None:
-            self.info.context_tokens = context_tokens
+        if settings.context_tokens is not None:
+            self.info.context_tokens = settings.context_tokens
             self.info.context_source = "--context-tokens"
         self._confirmed = structured != "auto" or bool(self.info.structured)
         if self._negotiates:
@@ -629,18 +623,3 @@ def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 def _estimate_tokens(body: dict[str, Any], config: GenerationConfig) -> int:
     return len(json.dumps(body.get("messages", ""))) // 4 + config.max_tokens
-
-
-def make_client(
-    spec: str, *, cache_path: str | Path | None = None, base_url: str | None = None,
-    api_key: str | None = None, **options: Any,
-) -> ModelClient:
-    """A ModelClient for ``provider/model`` with an optional cache file."""
-    provider_options: dict[str, Any] = {}
-    if base_url is not None:
-        provider_options["base_url"] = base_url
-    if api_key is not None:
-        provider_options["api_key"] = api_key
-    provider = make_provider(spec, **provider_options)
-    cache = ResponseCache(cache_path) if cache_path is not None else None
-    return ModelClient(provider, cache=cache, **options)

@@ -25,7 +25,7 @@ import numpy as np
 
 from agentcredit.errors import InputError
 from agentcredit.formats.openai_messages import messages_to_steps
-from agentcredit.llm.client import Model, ModelClient
+from agentcredit.llm.client import Model
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
 from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
@@ -260,12 +260,10 @@ def shared_reward(bank: str | Path | None, model: str | None, *, process_weight:
     key = (loaded.hash, model, process_weight, base_url, str(cache or ""))
     with _SHARED_LOCK:
         if key not in _SHARED:
-            from agentcredit.llm.cache import ResponseCache, default_cache_path
-            from agentcredit.llm.providers import make_provider
+            from agentcredit.llm.spec import ModelSpec
 
-            options = {"base_url": base_url} if base_url else {}
-            client = ModelClient(make_provider(model, **options),
-                                 cache=ResponseCache(cache or default_cache_path()))
+            client = ModelSpec(model, base_url=base_url,
+                               cache=Path(cache) if cache else None).client()
             _SHARED[key] = SkillRubricReward(bank=loaded, verifier=client,
                                              process_weight=process_weight)
         return _SHARED[key]

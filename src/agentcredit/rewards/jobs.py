@@ -16,10 +16,8 @@ from typing import Any
 from agentcredit.errors import AgentCreditError, ConfigError, NoTrialToVerify
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
-from agentcredit.llm.client import ModelClient
-from agentcredit.llm.endpoint import EndpointSettings
-from agentcredit.llm.factory import client_for
 from agentcredit.llm.redact import task_text as owned_text
+from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.rewards.report import write_turn_report
 from agentcredit.rewards.run import VerifySummary, assign, rewards_of, task_text, verify_all
 from agentcredit.rewards.table import RewardTable
@@ -57,7 +55,7 @@ class RewardResult:
 
 
 def turn_rewards(bank: SkillBank | Path | str, trials: Sequence[Path | str], out: Path | str,
-                 *, model: str | ModelClient, **options: Any) -> RewardResult:
+                 *, model: ModelLike, **options: Any) -> RewardResult:
     """Per-turn rewards and advantages of the trials under their skills' rubrics.
 
     The synchronous wrapper of :func:`turn_rewards_async` (same arguments).
@@ -88,12 +86,9 @@ def turn_rewards(bank: SkillBank | Path | str, trials: Sequence[Path | str], out
 
 async def turn_rewards_async(
     bank: SkillBank | Path | str, trials: Sequence[Path | str], out: Path | str, *,
-    model: str | ModelClient, process_weight: float = 1.0, normalize: bool = False,
+    model: ModelLike, process_weight: float = 1.0, normalize: bool = False,
     skill: str | None = None, tasks: Sequence[Path | str] = (), embed: str = "lexical",
-    seed: int = 0, budget_tokens: int = 24_000, concurrency: int = 8,
-    base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
-    retry_failed: bool = False, redact: bool = True, batch: bool = False,
-    progress: Callable[[str], None] | None = None, endpoint: EndpointSettings | None = None,
+    seed: int = 0, budget_tokens: int = 24_000, progress: Callable[[str], None] | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the
     instruction of ``tasks`` or the trial's own), verify turn by turn (resumable) and write
@@ -109,16 +104,14 @@ async def turn_rewards_async(
     if skill is not None and skills.get(skill) is None:
         raise ConfigError(f"no skill {skill!r} in "
                           f"{'the bank' if isinstance(bank, SkillBank) else bank}")
-    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
-                        base_url=base_url, no_cache=no_cache, concurrency=concurrency,
-                        retry_failed=retry_failed, redact=redact, batch=batch,
-                        endpoint=endpoint)
+    client = client_for(model, default_cache=out / "responses.sqlite")
     assert client is not None
     loaded = load([*map(Path, trials), *map(Path, tasks)])
     instructions = {t.id: t.instruction for t in loaded.tasks}
-    choices, chosen = await _choose(skills, loaded.trials, instructions, skill, embed,
-                                    cache=None if no_cache else cache or out / "responses.sqlite",
-                                    base_url=base_url)
+    choices, chosen = await _choose(
+        skills, loaded.trials, instructions, skill, embed,
+        cache=client.cache.path if client.cache is not None else None,
+        base_url=model.base_url if isinstance(model, ModelSpec) else None)
     owned = {t.id: owned_text(t.instruction, t.verifier_files) for t in loaded.tasks}
     assignments, skipped = assign(loaded.trials, skills, chosen, instructions, owned)
     if not assignments:
@@ -130,8 +123,8 @@ async def turn_rewards_async(
     store = RunStore(out)
     try:
         summary = await verify_all(store, assignments, client, seed=seed,
-                                   budget_tokens=budget_tokens, concurrency=concurrency,
-                                   progress=progress)
+                                   budget_tokens=budget_tokens,
+                                   concurrency=concurrency_of(model), progress=progress)
         result = RewardResult(read_errors=loaded.errors, choices=choices, skipped=skipped,
                               summary=summary, cache_path=client.cache.path
                               if client.cache is not None else None)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from agentcredit.llm.batch_api import (
 from agentcredit.llm.batch_ledger import BatchLedger
 from agentcredit.llm.batch_split import LIMITS, MB, BatchLimits
 from agentcredit.llm.cache import ResponseCache
+from agentcredit.llm.spec import ModelSpec
 from agentcredit.runs.pipeline import RunResult, judge_run_async, score_async
 
 MAX_ROUNDS = 12
@@ -99,40 +100,43 @@ def _finish_open(cache: ResponseCache, ledger: BatchLedger, backends: dict[str, 
         wait(cache, ledger, backends, backoff=plan.backoff, on_poll=on_poll)
 
 
-def score_batched(tasks: Path | str, trials: Path | str, out: Path | str, *, model: str,
-                  plan: BatchPlan | None = None, on_poll: Callable[[CollectReport], None]
-                  | None = None, **options: Any) -> tuple[RunResult, BatchRounds]:
+def score_batched(tasks: Path | str, trials: Path | str, out: Path | str, *,
+                  model: str | ModelSpec, plan: BatchPlan | None = None,
+                  on_poll: Callable[[CollectReport], None] | None = None, **options: Any,
+                  ) -> tuple[RunResult, BatchRounds]:
     """:func:`agentcredit.score` through the provider's batch API, until nothing is queued
     (``run --batch-auto``)."""
-    out = Path(out)
-    options.pop("batch", None)
+    out, spec = Path(out), _deferred(model)
 
     async def step() -> RunResult:
-        return await score_async(tasks, trials, out, model=model, batch=True, **options)
+        return await score_async(tasks, trials, out, model=spec, **options)
 
-    return _rounds(step, out, model, options, plan, on_poll)
+    return _rounds(step, out, spec, plan, on_poll)
 
 
-def judge_batched(trials: Path | str, checklists: Path | str, out: Path | str, *, model: str,
-                  plan: BatchPlan | None = None, on_poll: Callable[[CollectReport], None]
-                  | None = None, **options: Any) -> tuple[RunResult, BatchRounds]:
+def judge_batched(trials: Path | str, checklists: Path | str, out: Path | str, *,
+                  model: str | ModelSpec, plan: BatchPlan | None = None,
+                  on_poll: Callable[[CollectReport], None] | None = None, **options: Any,
+                  ) -> tuple[RunResult, BatchRounds]:
     """``judge --batch-auto``: judging only, through the provider's batch API."""
-    out = Path(out)
-    options.pop("batch", None)
+    out, spec = Path(out), _deferred(model)
 
     async def step() -> RunResult:
-        return await judge_run_async(trials, checklists, out, model=model, batch=True,
-                                     **options)
+        return await judge_run_async(trials, checklists, out, model=spec, **options)
 
-    return _rounds(step, out, model, options, plan, on_poll)
+    return _rounds(step, out, spec, plan, on_poll)
 
 
-def _rounds(step: Callable[[], Awaitable[RunResult]], out: Path, model: str,
-            options: dict[str, Any], plan: BatchPlan | None,
+def _deferred(model: str | ModelSpec) -> ModelSpec:
+    return replace(ModelSpec(model) if isinstance(model, str) else model, batch=True)
+
+
+def _rounds(step: Callable[[], Awaitable[RunResult]], out: Path, spec: ModelSpec,
+            plan: BatchPlan | None,
             on_poll: Callable[[CollectReport], None] | None) -> tuple[RunResult, BatchRounds]:
-    cache_path = Path(options.get("cache") or out / "responses.sqlite")
+    cache_path = Path(spec.cache or out / "responses.sqlite")
     result, rounds = asyncio.run(run_batched(
-        step, lambda r: bool(getattr(r, "queued", False)), cache_path, out / "batches", model,
-        options.get("base_url"), plan or BatchPlan(), on_poll=on_poll))
+        step, lambda r: bool(getattr(r, "queued", False)), cache_path, out / "batches",
+        spec.model, spec.base_url, plan or BatchPlan(), on_poll=on_poll))
     assert isinstance(result, RunResult)
     return result, rounds

@@ -30,8 +30,7 @@ from agentcredit.evidence.quotes import EVIDENCE_MODES
 from agentcredit.formats import load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.endpoint import EndpointSettings
-from agentcredit.llm.factory import client_for
+from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
@@ -82,7 +81,7 @@ class RunResult:
 
 
 def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
-          model: str | ModelClient | None = None, **options: Any) -> RunResult:
+          model: ModelLike | None = None, **options: Any) -> RunResult:
     """Score the trials of ``trials`` against the tasks of ``tasks`` into ``out``.
 
     The synchronous wrapper of :func:`score_async` (same arguments). With no model, the
@@ -103,16 +102,16 @@ def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
 
 async def score_async(
     tasks: Path | str, trials: Path | str, out: Path | str, *,
-    model: str | ModelClient | None = None, rules: Path | None = None, per_item: bool = False,
-    holistic: bool = False, generic: bool = False, seed: int = 0, concurrency: int = 8,
-    base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
-    retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
-    fmt: str = "csv", batch: bool = False, rpm: int | None = None, tpm: int | None = None,
-    prices: Path | None = None, evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None, endpoint: EndpointSettings | None = None,
-    status: RunStatus | None = None,
+    model: ModelLike | None = None, rules: Path | None = None, per_item: bool = False,
+    holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
+    fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
+    progress: Progress | None = None, status: RunStatus | None = None,
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
+
+    ``model`` is a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
+    cache, endpoint settings and concurrency, limits, ``batch``, ...) or a client; its
+    response cache defaults to ``out/responses.sqlite``.
 
     ``status``, when given, is kept up to date (stage, counts, the client's live requests)
     for a watcher. Interrupted (Ctrl-C, SIGTERM made an interrupt by the CLI, a cancelled
@@ -128,10 +127,8 @@ async def score_async(
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
-        client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
-                            base_url=base_url, no_cache=no_cache, concurrency=concurrency,
-                            retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
-                            tpm=tpm, prices=prices, endpoint=endpoint)
+        client = client_for(model, default_cache=out / "responses.sqlite")
+        concurrency = concurrency_of(model)
         progress = _watched(progress, status, client)
         task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
         rule_set = load_rules(rules)
@@ -146,8 +143,8 @@ async def score_async(
                           budget_tokens=budget_tokens, evidence=evidence, skipped=errors)})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence,
-                               specificity=rule_set.evidence)
+                               retry_failed=bool(client and client.retry_failed),
+                               generic=generic, evidence=evidence, specificity=rule_set.evidence)
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_list, checklists, task_list, options, progress,
                                   close=client is not model)
@@ -159,8 +156,7 @@ async def score_async(
             out=out, tasks=len(task_list), trials=trial_count, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
             report_path=report_path, store_path=store.path,
-            elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
-            **_client_fields(client))
+            elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
 
 
 async def _checklists(tasks: list[Task], out: Path, rules: Rules, client: ModelClient | None,
@@ -176,7 +172,7 @@ def _client_fields(client: ModelClient | None) -> dict[str, Any]:
     """What a result says of the client that made it: model, usage, cache file."""
     if client is None:
         return {"model": None, "usage": None, "cache_path": None}
-    return {"model": client.model_id, "usage": client.ledger.summary(),
+    return {"model": client.model_id, "usage": client.ledger.summary(), "batch": client.defer,
             "cache_path": client.cache.path if client.cache is not None else None}
 
 
@@ -208,8 +204,9 @@ def check_options(model: object, evidence: str, **asked: bool) -> None:
     """Options that only a model can honour are refused without one, not ignored."""
     if evidence not in EVIDENCE_MODES:
         raise ConfigError(f"--evidence must be one of {', '.join(EVIDENCE_MODES)}")
-    if asked.get("batch_auto") and model is not None and not isinstance(model, str):
-        raise ConfigError("--batch-auto needs a provider/model name")
+    if asked.get("batch_auto") and model is not None and \
+            not isinstance(model, str | ModelSpec):
+        raise ConfigError("--batch-auto needs a provider/model name or a ModelSpec")
     wanted = [f"--{name.replace('_', '-')}" for name, on in asked.items() if on]
     if model is None and wanted:
         raise ConfigError(f"{', '.join(wanted)} needs --model (they ask an LLM judge; without "
@@ -228,7 +225,7 @@ def _load(tasks: Path, trials: Path, inspect_scorer: str | None,
 
 
 def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
-              model: str | ModelClient | None = None, **options: Any) -> RunResult:
+              model: ModelLike | None = None, **options: Any) -> RunResult:
     """Judge trials against frozen checklists into ``out`` (resumable); the synchronous
     wrapper of :func:`judge_run_async`. Writes the store, scores, judgments and summary
     (no report: ``agentcredit analyze`` makes one)."""
@@ -237,14 +234,10 @@ def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
 
 async def judge_run_async(
     trials: Path | str, checklists: Path | str, out: Path | str, *,
-    model: str | ModelClient | None = None, tasks: Path | None = None, per_item: bool = False,
-    holistic: bool = False, generic: bool = False, seed: int = 0, concurrency: int = 8,
-    base_url: str | None = None, cache: Path | None = None, no_cache: bool = False,
-    retry_failed: bool = False, redact: bool = True, budget_tokens: int = 24_000,
-    batch: bool = False, rpm: int | None = None, tpm: int | None = None,
-    prices: Path | None = None, evidence: str = "outputs", progress: Progress | None = None,
-    endpoint: EndpointSettings | None = None, status: RunStatus | None = None,
-    rules: Path | None = None,
+    model: ModelLike | None = None, tasks: Path | None = None, per_item: bool = False,
+    holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
+    evidence: str = "outputs", progress: Progress | None = None,
+    status: RunStatus | None = None, rules: Path | None = None,
 ) -> RunResult:
     """Judging only, against checklists frozen earlier (see :func:`score_async`); ``rules``
     gives the evidence section (what a specific quote is)."""
@@ -252,10 +245,8 @@ async def judge_run_async(
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
-        client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
-                            base_url=base_url, no_cache=no_cache, concurrency=concurrency,
-                            retry_failed=retry_failed, redact=redact, batch=batch, rpm=rpm,
-                            tpm=tpm, prices=prices, endpoint=endpoint)
+        client = client_for(model, default_cache=out / "responses.sqlite")
+        concurrency = concurrency_of(model)
         progress = _watched(progress, status, client)
         frozen = load_checklists(Path(checklists))
         rule_set = load_rules(rules)
@@ -271,8 +262,8 @@ async def judge_run_async(
                                    *trial_result.errors])})
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=retry_failed, generic=generic, evidence=evidence,
-                               specificity=rule_set.evidence)
+                               retry_failed=bool(client and client.retry_failed),
+                               generic=generic, evidence=evidence, specificity=rule_set.evidence)
         with summary_if_interrupted(out, "csv"):
             judged = await _judge(store, trial_result.trials, frozen, task_list, options,
                                   progress, close=client is not model)
@@ -282,8 +273,7 @@ async def judge_run_async(
             load_errors=[*(task_result.errors if task_result else []), *trial_result.errors],
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
             report_path=None, store_path=store.path,
-            elapsed=time.perf_counter() - start, stale_lock=lock.stale, batch=batch,
-            **_client_fields(client))
+            elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
 
 
 def _watched(progress: Progress | None, status: RunStatus | None,

@@ -16,8 +16,7 @@ from agentcredit.errors import AgentCreditError, ConfigError, IdConflict, Nothin
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.endpoint import EndpointSettings
-from agentcredit.llm.factory import client_for
+from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.schema import ReadError, Skill, SkillBank, Task
 from agentcredit.skills.agent_skills import FILES_DIR, import_paths, store_files
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, load_bank, make_bank
@@ -82,11 +81,8 @@ def import_skills(paths: Sequence[Path | str], out: Path | str, **options: Any) 
 
 
 async def import_skills_async(
-    paths: Sequence[Path | str], out: Path | str, *, model: str | ModelClient | None = None,
-    force: bool = False, concurrency: int = 4, base_url: str | None = None,
-    cache: Path | None = None, no_cache: bool = False, retry_failed: bool = False,
-    batch: bool = False, redact: bool = True, progress: Step | None = None,
-    endpoint: EndpointSettings | None = None,
+    paths: Sequence[Path | str], out: Path | str, *, model: ModelLike | None = None,
+    force: bool = False, progress: Step | None = None,
 ) -> ImportResult:
     """Read every input, resolve ids before any model call, derive gated rubrics (with a
     model), keep each skill's folder and freeze the bank.
@@ -96,10 +92,8 @@ async def import_skills_async(
         ConfigError: an unusable option or bank, or a skill folder that cannot be kept.
     """
     out = Path(out)
-    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
-                        base_url=base_url, no_cache=no_cache,
-                        concurrency=concurrency, retry_failed=retry_failed, batch=batch,
-                        redact=redact, endpoint=endpoint)
+    client = client_for(model, default_cache=out / "responses.sqlite")
+    concurrency = concurrency_of(model, default=4)
     try:
         existing = load_bank(out) if (out / BANK_NAME).exists() else None
         read = import_paths([Path(p) for p in paths])
@@ -159,7 +153,7 @@ def _keep_rubric(old: Skill | None, new: Skill) -> Skill:
 
 
 def build_bank(trials: Sequence[Path | str], tasks: Sequence[Path | str], out: Path | str, *,
-               model: str | ModelClient, **options: Any) -> BuildResult:
+               model: ModelLike, **options: Any) -> BuildResult:
     """Distil a dual-view SkillBank from teacher trials (the four resumable stages).
 
     The synchronous wrapper of :func:`build_bank_from_paths` (same arguments).
@@ -190,11 +184,8 @@ def build_bank(trials: Sequence[Path | str], tasks: Sequence[Path | str], out: P
 
 async def build_bank_from_paths(
     trials: Sequence[Path | str], tasks: Sequence[Path | str], out: Path | str, *,
-    model: str | ModelClient, tau: float = 0.7, embed: str = "lexical",
-    budget_tokens: int = 24_000, concurrency: int = 8, base_url: str | None = None,
-    cache: Path | None = None, no_cache: bool = False, retry_failed: bool = False,
-    redact: bool = True, batch: bool = False, progress: Step | None = None,
-    endpoint: EndpointSettings | None = None,
+    model: ModelLike, tau: float = 0.7, embed: str = "lexical",
+    budget_tokens: int = 24_000, progress: Step | None = None,
 ) -> BuildResult:
     """Read the trials and tasks, then run (or resume) the build into ``out``.
 
@@ -203,14 +194,12 @@ async def build_bank_from_paths(
         ConfigError: an unusable model or embedding setting.
     """
     out = Path(out)
-    client = client_for(model, default_cache=out / "responses.sqlite", cache=cache,
-                        base_url=base_url, no_cache=no_cache,
-                        concurrency=concurrency, retry_failed=retry_failed, redact=redact,
-                        batch=batch, endpoint=endpoint)
+    client = client_for(model, default_cache=out / "responses.sqlite")
     assert client is not None
+    concurrency = concurrency_of(model)
     try:
-        embedder = make_embedder(embed, cache=None if no_cache else client.cache,
-                                 base_url=base_url)
+        embedder = make_embedder(embed, cache=client.cache,
+                                 base_url=model.base_url if isinstance(model, ModelSpec) else None)
         loaded = load([*map(Path, trials), *map(Path, tasks)])
         if not loaded.trials:
             raise NothingToDo("no trials were read", loaded.errors)
