@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests.llm.fake_server import server_process
 
 from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
+from agentcredit.llm.endpoint import EndpointSettings
 
 
 async def run(client: ModelClient, n: int) -> int:
@@ -38,7 +39,7 @@ def main() -> None:
     args = parser.parse_args()
     with server_process(latency=args.latency) as url:
         provider = make_provider("openai/bench", base_url=f"{url}/v1", api_key="sk-x")
-        client = ModelClient(provider, concurrency=args.concurrency)
+        client = ModelClient(provider, endpoint=EndpointSettings(concurrency=args.concurrency))
         asyncio.run(run(client, 4))  # warm up imports
         start = time.perf_counter()
         answered = asyncio.run(run(client, args.requests))

@@ -29,6 +29,7 @@ from tests.rewards.test_acting_hooks import TOOL_COMPLETION
 from tests.skills.helpers import make_skill
 
 from agentcredit.llm import ModelClient, make_provider
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.rewards.hooks import SkillRubricReward
 from agentcredit.schema import Lineage
 from agentcredit.skills.bank import make_bank
@@ -52,7 +53,8 @@ def main() -> None:
         bank = make_bank([skill], benchmark=None, embedding="lexical-tfidf-1",
                          rules_version="r", prompt_version="p")
         client = ModelClient(make_provider("openai/bench", base_url=f"{url}/v1",
-                                           api_key="sk-x"), concurrency=args.concurrency)
+                                           api_key="sk-x"),
+                             endpoint=EndpointSettings(concurrency=args.concurrency))
         reward = SkillRubricReward(bank=bank, verifier=client, process_weight=0.5)
         n = args.completions
         prompts = [[{"role": "user", "content": f"Sum the numbers of file {i}."}]

@@ -15,6 +15,7 @@ from agentcredit.evidence.view import StepEvidence
 from agentcredit.llm import ModelSpec, register_script
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import FineAnswer
+from agentcredit.schema import EvidenceRules
 from agentcredit.skills.bank import load_bank
 from agentcredit.store.run_store import RunStore
 from tests.conftest import EXAMPLES
@@ -332,3 +333,30 @@ def test_a_failed_verifier_call_gives_no_reward_and_a_rerun_asks_only_it_again(
         titles = [json.dumps(b.get("response_format")) for b in healthy.requests]
         assert len(titles) == 8 and all("FineGroupAnswer" in t for t in titles)
     assert len(RunStore(run).turn_verdicts()) == 8
+
+
+def test_the_rules_evidence_section_governs_the_turn_verifier(tmp_path: Path) -> None:
+    answer = _fine([{"step": 4, "state": "supported",
+                     "evidence": [{"step": 4, "quote": "wrote summary"}]}])
+    assert enforce("R1", answer, [2, 4, 6], EVIDENCE, [4]).satisfied  # shipped rules
+    strict = EvidenceRules(min_quote_chars=40)
+    refused = enforce("R1", answer, [2, 4, 6], EVIDENCE, [4], strict)
+    assert not refused.satisfied and any("is not specific" in c for c in refused.corrections)
+    # End to end: `skills reward --rules` with a stricter evidence section refuses what
+    # the shipped rules accept.
+    register_script("verifier-rules", scripted_verifier.answer)
+    bank = _bank(tmp_path)
+    default = Path(__file__).parents[2] / "src/agentcredit/checklists/default_rules.yaml"
+    rules = tmp_path / "strict.yaml"
+    rules.write_text(default.read_text().replace("min_quote_chars: 6", "min_quote_chars: 400"))
+
+    def satisfied(run: Path, *extra: str) -> int:
+        out = runner.invoke(app, ["skills", "reward", str(bank), str(EXAMPLES / "jobs"),
+                                  "--tasks", str(EXAMPLES / "tasks"), "--out", str(run),
+                                  "--model", "scripted/verifier-rules", "--no-cache", *extra])
+        assert out.exit_code == 0, out.output
+        return sum(c.satisfied for v in RunStore(run).turn_verdicts().values()
+                   for c in v.criteria)
+
+    assert satisfied(tmp_path / "shipped") > 0
+    assert satisfied(tmp_path / "strict", "--rules", str(rules)) == 0

@@ -35,6 +35,8 @@ def reward(
     seed: Annotated[int, typer.Option("--seed", help="Seed sent with every request.")] = 0,
     budget_tokens: Annotated[int, typer.Option(
         "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
+    rules: Annotated[Path | None, typer.Option(
+        "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
@@ -45,7 +47,7 @@ def reward(
             result = turn_rewards(
                 bank_dir, trials, out, model=spec, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
-                budget_tokens=budget_tokens, progress=step)
+                budget_tokens=budget_tokens, rules=rules, progress=step)
     except NoTrialToVerify as exc:
         _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
         raise fail(console, str(exc)) from None

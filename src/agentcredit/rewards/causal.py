@@ -21,18 +21,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentcredit.evidence.quotes import evidence_kind
+from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY, evidence_kind
 from agentcredit.evidence.view import StepEvidence
 from agentcredit.rewards.advantages import STATE_VALUES
 from agentcredit.rewards.prompts import FineAnswer, Quote, StateAnswer
-from agentcredit.schema import Citation, CriterionVerdict, EvidenceState, TurnState
+from agentcredit.schema import (
+    Citation,
+    CriterionVerdict,
+    EvidenceRules,
+    EvidenceState,
+    TurnState,
+)
 
 SATISFIED_AT = STATE_VALUES["supported"]
 
 
 def enforce(criterion_id: str, answer: FineAnswer, turn_steps: Sequence[int],
-            evidence: dict[int, StepEvidence], candidates: Sequence[int]) -> CriterionVerdict:
-    """The verdict the rules allow for ``answer`` (see the module docstring)."""
+            evidence: dict[int, StepEvidence], candidates: Sequence[int],
+            rule: EvidenceRules = DEFAULT_SPECIFICITY) -> CriterionVerdict:
+    """The verdict the rules allow for ``answer`` (see the module docstring); ``rule`` is
+    the rules file's evidence section (when a quote is specific enough)."""
     turn_of = {step: n for n, step in enumerate(turn_steps, 1)}
     corrections: list[str] = []
     given: dict[int, StateAnswer] = {}
@@ -49,7 +57,7 @@ def enforce(criterion_id: str, answer: FineAnswer, turn_steps: Sequence[int],
         if found is not None:
             wanted = found.state
             if STATE_VALUES[wanted] > STATE_VALUES[current]:
-                accepted, refused = _citations(found.evidence, step, evidence)
+                accepted, refused = _citations(found.evidence, step, evidence, rule)
                 corrections += refused
                 if accepted:
                     current = wanted
@@ -79,15 +87,15 @@ _REFUSED = {"": "not found", "unspecific": "is not specific (too short or too co
             "forged": "follows a line imitating a step header"}
 
 
-def _citations(quotes: Sequence[Quote], step: int,
-               evidence: dict[int, StepEvidence]) -> tuple[tuple[Citation, ...], list[str]]:
+def _citations(quotes: Sequence[Quote], step: int, evidence: dict[int, StepEvidence],
+               rule: EvidenceRules) -> tuple[tuple[Citation, ...], list[str]]:
     accepted: list[Citation] = []
     refused: list[str] = []
     for quote in quotes:
         cited, text = quote.step, quote.quote
         if cited > step:
             refused.append(f"step {step}: citation of later step {cited} refused")
-        elif (kind := evidence_kind(text, cited, evidence)) != "output":
+        elif (kind := evidence_kind(text, cited, evidence, rule)) != "output":
             why = _REFUSED.get(kind or "", f"is the agent's own {kind}, not an output")
             refused.append(f"step {step}: quote {why} in step {cited}: {text[:60]!r}")
         else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentcredit.checklists.rules import load_rules
 from agentcredit.errors import AgentCreditError, ConfigError, NoTrialToVerify
 from agentcredit.formats import load
 from agentcredit.llm.cache import ResponseCache
@@ -88,11 +89,13 @@ async def turn_rewards_async(
     bank: SkillBank | Path | str, trials: Sequence[Path | str], out: Path | str, *,
     model: ModelLike, process_weight: float = 1.0, normalize: bool = False,
     skill: str | None = None, tasks: Sequence[Path | str] = (), embed: str = "lexical",
-    seed: int = 0, budget_tokens: int = 24_000, progress: Callable[[str], None] | None = None,
+    seed: int = 0, budget_tokens: int = 24_000, rules: Path | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the
     instruction of ``tasks`` or the trial's own), verify turn by turn (resumable) and write
-    the per-turn rows.
+    the per-turn rows. ``rules`` is a rules YAML whose evidence section decides when a cited
+    quote is specific enough (default: the shipped rules), as it does for the judge.
 
     Raises:
         NothingToDo: no trial can be verified (every reason is in ``read_errors`` and the
@@ -100,6 +103,7 @@ async def turn_rewards_async(
         ConfigError: an unknown ``skill`` or an unusable model setting.
     """
     out = Path(out)
+    rule = load_rules(rules).evidence  # when a cited quote is specific enough
     skills = bank if isinstance(bank, SkillBank) else load_bank(Path(bank))
     if skill is not None and skills.get(skill) is None:
         raise ConfigError(f"no skill {skill!r} in "
@@ -124,7 +128,8 @@ async def turn_rewards_async(
     try:
         summary = await verify_all(store, assignments, client, seed=seed,
                                    budget_tokens=budget_tokens,
-                                   concurrency=concurrency_of(model), progress=progress)
+                                   concurrency=concurrency_of(model), progress=progress,
+                                   rule=rule)
         result = RewardResult(read_errors=loaded.errors, choices=choices, skipped=skipped,
                               summary=summary, cache_path=client.cache.path
                               if client.cache is not None else None)

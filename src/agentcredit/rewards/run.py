@@ -12,7 +12,7 @@ from agentcredit.llm.types import ModelFailure, ModelResponse
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
 from agentcredit.rewards.verifier import verify_trial
-from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
+from agentcredit.schema import EvidenceRules, Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.schema.outcomes import Deferred, Failed
 from agentcredit.skills.bank import skill_hash
 from agentcredit.store.run_store import RunStore
@@ -40,8 +40,10 @@ class VerifySummary:
 
 async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: Model, *,
                      seed: int = 0, budget_tokens: int = 24_000, concurrency: int = 8,
-                     progress: Callable[[str], None] | None = None) -> VerifySummary:
-    """Verify every assigned trial not already verified with the same skill and settings."""
+                     progress: Callable[[str], None] | None = None,
+                     rule: EvidenceRules | None = None) -> VerifySummary:
+    """Verify every assigned trial not already verified with the same skill and settings;
+    ``rule`` is the rules file's evidence section."""
     summary = VerifySummary()
     existing = store.turn_verdicts()
     semaphore = asyncio.Semaphore(max(1, concurrency))
@@ -55,7 +57,7 @@ async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: 
             async with semaphore:
                 result = await verify_trial(item.trial, item.skill, model, item.instruction,
                                             budget_tokens=budget_tokens, seed=seed,
-                                            record=asked, owned=item.owned)
+                                            record=asked, owned=item.owned, rule=rule)
             if isinstance(result, TrialVerdict):
                 store.record_turn_verdict(
                     result, responses=[r for r in asked if isinstance(r, ModelResponse)],

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.llm.client import Model
@@ -46,6 +47,7 @@ from agentcredit.rewards.prompts import (
 from agentcredit.schema import (
     CriterionStatus,
     CriterionVerdict,
+    EvidenceRules,
     RubricCriterion,
     Skill,
     TrialVerdict,
@@ -94,21 +96,24 @@ def has_images(trial: TrialRecord) -> bool:
 async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instruction: str, *,
                        budget_tokens: int = 24_000, seed: int = 0,
                        record: list[ModelResponse | ModelFailure] | None = None,
-                       owned: str | None = None) -> TrialVerdict | Deferred | Failed:
+                       owned: str | None = None, rule: EvidenceRules | None = None,
+                       ) -> TrialVerdict | Deferred | Failed:
     """The turn verdicts of one trial under ``skill``'s rubric; every raw answer (or failure)
-    of its calls is appended to ``record`` when one is given.
+    of its calls is appended to ``record`` when one is given. ``rule`` is the rules file's
+    evidence section (default: the shipped rules').
 
     A would-be secret that the task itself plants is kept in the verifier's prompts, as in
     the judge's: one found verbatim in ``owned`` (the task's instruction and verifier files,
     see :func:`agentcredit.llm.redact.task_text`), else in ``instruction``.
     """
     with task_owned_values(owned if owned is not None else instruction):
-        return await _verify(trial, skill, model, instruction, budget_tokens, seed, record)
+        return await _verify(trial, skill, model, instruction, budget_tokens, seed, record,
+                             rule or DEFAULT_SPECIFICITY)
 
 
 async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: str,
                   budget_tokens: int, seed: int,
-                  record: list[ModelResponse | ModelFailure] | None,
+                  record: list[ModelResponse | ModelFailure] | None, rule: EvidenceRules,
                   ) -> TrialVerdict | Deferred | Failed:
     rubric = require_rubric(skill).rubric or ()
     leak = verifier_output_in(trial, None)
@@ -125,7 +130,7 @@ async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: s
     plans, flat = _plans(rubric, {c.criterion_id: c for c in answer.criteria}, turns,
                          has_images(trial))
     fine = _Fine(ask, trial, instruction, {c.id: c for c in rubric}, plans, summaries,
-                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE)))
+                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE)), rule)
     answered = await asyncio.gather(*(fine.group(ids) for ids in overlapping(plans)))
     for verdicts in answered:
         if not isinstance(verdicts, dict):
@@ -213,11 +218,12 @@ class _Fine:
 
     def __init__(self, ask: _Asker, trial: TrialRecord, instruction: str,
                  by_id: dict[str, RubricCriterion], plans: dict[str, list[int]],
-                 summaries: dict[int, str], budget: int) -> None:
+                 summaries: dict[int, str], budget: int, rule: EvidenceRules) -> None:
         self.ask, self.trial, self.instruction = ask, trial, instruction
         self.by_id, self.plans, self.summaries, self.budget = by_id, plans, summaries, budget
         self.turns = agent_turns(trial)
         self.evidence = evidence_steps(trial, instruction)
+        self.rule = rule
 
     async def group(self, ids: list[str]) -> dict[str, CriterionVerdict] | Deferred | Failed:
         steps = raw_turns(sorted({s for i in ids for s in self.plans[i]}), self.budget)
@@ -245,7 +251,7 @@ class _Fine:
                          "the fine answer has no verdict for it")
         if fine.unverifiable:
             return _flat(criterion_id, "unverifiable", self.turns, fine.rationale)
-        return enforce(criterion_id, fine, self.turns, self.evidence, steps)
+        return enforce(criterion_id, fine, self.turns, self.evidence, steps, self.rule)
 
 
 async def _asked(model: Model, record: list[ModelResponse | ModelFailure] | None,
