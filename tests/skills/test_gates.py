@@ -88,6 +88,16 @@ def test_commands_in_shell_text_and_code_spans() -> None:
         {"jq", "grep"}
 
 
+def test_shell_keywords_are_not_commands_and_commands_inside_them_are() -> None:
+    shell = ("function f { ls; }\nfor x in a b; do\n  wc -l \"$x\"\ndone\n"
+             "case \"$1\" in\n  a) grep -c x y ;;\nesac\n"
+             "while read -r line; do echo \"$line\"; done < in.txt\n"
+             "echo \"$(lsb_release -sc)\" | tee out  # a comment naming rm\n"
+             "cat > a.py <<'EOF'\nrows = 1\nfor r in rows: pass\nEOF\n")
+    assert tool_names.commands_in(shell) == {"ls", "wc", "grep", "read", "echo", "lsb_release",
+                                             "tee", "cat"}
+
+
 def test_evidence_gate_wants_observable_evidence_and_failure() -> None:
     assert codes(make_skill(rubric=(criterion(1), criterion(2),
                                     criterion(3, evidence="")))) == ["S-EVIDENCE"]

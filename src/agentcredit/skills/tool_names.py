@@ -31,7 +31,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from agentcredit.schema import Trial
 from agentcredit.text import STOP
@@ -109,7 +109,6 @@ _LINKS = frozenset({
     "first", "once", "only", "here", "also", "directly", "alone", "too", "like", "about",
     "without", "within", "onto", "up", "out", "off", "down", "per", "rather", "but", "nor",
 })
-_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 _ARG_KEYS = ("command", "cmd", "keystrokes", "script", "input", "code")
 _PYTHON = re.compile(r"^(?:python|python3|python3\.\d+|ipython|pypy3?)$")
 _PY_FILE_HEREDOC = re.compile(r"\S+\.py\b[^\n]*<<|<<[^\n]*>\s*\S+\.py\b")
@@ -338,12 +337,13 @@ def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
 
     >>> shell_tools("pip install -q pdfplumber==0.11 && rows = 3; qpdf --check x")
     [('pip', 'command'), ('pdfplumber', 'package'), ('qpdf', 'command')]
+    >>> shell_tools("function f { ls; }\\nfor x in a; do wc -l $x; done")
+    [('ls', 'command'), ('wc', 'command')]
     """
     out: list[tuple[str, ToolKind]] = []
-    for segment in segments(shell):
-        words = segment.split()
+    for words in command_words(shell):
         while words and ("=" in words[0] or words[0] in _PREFIXES):
-            words = words[1:]  # VAR=value, sudo, then, ...
+            words = words[1:]  # sudo, env, xargs, ...
         if not words or words[0] != words[0].lower() or \
                 (len(words) > 1 and words[1] in _ASSIGN):
             continue  # commands are lower case; `rows = 3` is code typed into a REPL
@@ -360,6 +360,43 @@ def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
         if verb is not None and rest[:1] == [verb]:
             out += [(package, "package") for package in _packages(rest[1:])]
     return out
+
+
+@functools.lru_cache(maxsize=1)
+def _bash() -> Any:
+    """The tree-sitter parser of the bash grammar (built once)."""
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def command_words(shell: str) -> list[list[str]]:
+    """The words of every simple command of a shell text, in order, as the bash grammar
+    parses it (tree-sitter): the name, then its arguments (quotes taken off); functions,
+    loops, ``case`` arms, subshells, pipelines and ``$(...)`` are entered, here-document
+    bodies, comments and quoted text are not commands.
+
+    >>> command_words("case $1 in a) grep -c x y;; esac && cat > a.py <<'EOF'\\nrows = 1\\nEOF")
+    [['grep', '-c', 'x', 'y'], ['cat']]
+    """
+    source = shell.encode("utf-8", "surrogatepass")
+    found: list[list[str]] = []
+    stack = [_bash().parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            name = node.child_by_field_name("name")
+            if name is not None:
+                found.append([_word(name), *(_word(a) for a in
+                                             node.children_by_field_name("argument"))])
+        stack.extend(reversed(node.children))
+    return found
+
+
+def _word(node: Any) -> str:
+    text = node.text.decode("utf-8", "replace")
+    return text[1:-1] if node.type in ("string", "raw_string") and len(text) >= 2 else text
 
 
 def _packages(words: list[str]) -> list[str]:
@@ -392,66 +429,6 @@ def commands_in(shell: str) -> set[str]:
     ['jq', 'python3']
     """
     return {name for name, kind in shell_tools(shell) if kind == "command"}
-
-
-def segments(shell: str) -> list[str]:
-    """Command segments with quoted text blanked and here-document bodies dropped."""
-    out: list[str] = []
-    buffer: list[str] = []
-    quote: str | None = None
-    terminators: list[str] = []
-    lines = re.sub(r"\\\n", " ", shell).split("\n")  # continued lines are one line
-    for number, line in enumerate(lines):
-        if terminators and quote is None:
-            if line.strip() == terminators[0]:
-                terminators.pop(0)
-            continue
-        if quote is None:
-            terminators += _HEREDOC.findall(line)
-        stripped = line.lstrip()
-        if quote is None and stripped.startswith("#"):
-            line = ""  # a comment line
-        elif quote is None and "#" in line:
-            line = _uncomment(line)
-        i = 0
-        while i < len(line):
-            char = line[i]
-            if quote is not None:
-                if char == "\\" and quote == '"':
-                    i += 1
-                elif char == quote:
-                    quote = None
-                    buffer.append("Q")
-            elif char in "'\"":
-                quote = char
-            elif char in ";|&(`":
-                out.append("".join(buffer))
-                buffer = []
-            else:
-                buffer.append(char)
-            i += 1
-        if quote is None and number < len(lines) - 1:
-            out.append("".join(buffer))
-            buffer = []
-    out.append("".join(buffer))
-    return [s for s in out if s.strip()]
-
-
-def _uncomment(line: str) -> str:
-    """A shell line without its trailing comment (a ``#`` after blank space, outside quotes).
-
-    >>> _uncomment("uv add x  # Add 'dependency'"), _uncomment("echo 'a # b' # c")
-    ('uv add x  ', "echo 'a # b' ")
-    """
-    quote: str | None = None
-    for i, char in enumerate(line):
-        if quote is not None:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "#" and (i == 0 or line[i - 1] in " \t"):
-            return line[:i]
-    return line
 
 
 @dataclass(frozen=True)
