@@ -395,7 +395,7 @@ def command_words(shell: str) -> list[list[str]]:
 
 
 def _word(node: Any) -> str:
-    text = node.text.decode("utf-8", "replace")
+    text = str(node.text.decode("utf-8", "replace"))
     return text[1:-1] if node.type in ("string", "raw_string") and len(text) >= 2 else text
 
 
