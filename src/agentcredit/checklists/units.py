@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from agentcredit.markdown import parse
 from agentcredit.text import normalize_text, sentences, words
 
 UNIT_KINDS = ("cue", "imperative", "list_item", "field", "note", "table_row")
@@ -45,9 +45,6 @@ ROLES = ("requirement", "note", "input", "example")
 """What a unit is to the checklist: ``requirement`` and ``note`` units must be covered;
 ``input`` (what the agent is given) and ``example`` units may be waived with a reason."""
 
-_MD = MarkdownIt("commonmark", {"html": False}).enable("table")
-
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _LIST = re.compile(r"^(\s*)(?:[-*+•]|\d+[.)]|[a-z][.)])\s+(?=\S)")
 _HEADING = re.compile(r"^\s*#{1,6}\s+")
 _FIELD_ITEM = re.compile(r"^(?:`[^`\n]{1,80}`|\*\*[^*\n]{1,80}\*\*|\"[^\"\n]{1,80}\"|"
@@ -352,7 +349,7 @@ def _walk(instruction: str, ex: _Extractor) -> None:
     """Feed the extractor the instruction's blocks as the markdown parser finds them:
     headings, paragraphs, list items at any depth, table rows and fenced blocks."""
     lines = _lines(instruction)
-    tokens = _MD.parse(instruction)
+    tokens = parse(instruction)
     parents: list[str] = []  # the text of each enclosing list item
     for i, tok in enumerate(tokens):
         kind, where = tok.type, tok.map

@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from agentcredit.markdown import code_blocks, inline_code
 from agentcredit.schema import Trial
 from agentcredit.text import STOP
 
@@ -79,9 +80,6 @@ _SHELL_LANGS = frozenset({"bash", "sh", "shell", "zsh", "console", "shell-sessio
                           "terminal", "shellsession", "sh-session"})
 _PY_LANGS = frozenset({"python", "py", "python3", "ipython", "pycon"})
 _JS_LANGS = frozenset({"javascript", "js", "typescript", "ts", "node", "jsx", "tsx", "mjs"})
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$",
-                    re.DOTALL | re.MULTILINE)
-_INLINE = re.compile(r"(?<!`)`([^`\n]{1,200})`(?!`)")
 _TOKEN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _WORD_BEFORE = re.compile(r"([A-Za-z]+)[^A-Za-z`\n]{0,2}$")
 _WORD_AFTER = re.compile(r"^[\s`'\"]{0,2}(-{1,2}[A-Za-z]|[A-Za-z]+)")
@@ -240,8 +238,8 @@ def guidance_tools(text: str) -> dict[str, ToolOrigin]:
     ['openpyxl', 'openpyxl.load_workbook', 'pdfplumber', 'pdftotext', 'pip', 'qpdf']
     """
     out: dict[str, ToolOrigin] = {}
-    for match in _FENCE.finditer(text):
-        lang, body = match.group(2).lower(), match.group(3)
+    for block in code_blocks(text):
+        lang, body = block.lang, block.body
         where = f"in the guidance's {lang or 'unlabelled'} code block"
         if lang in _SHELL_LANGS or (not lang and "$ " in body):
             for name, kind in shell_tools(_prompted(body)):
@@ -254,7 +252,7 @@ def guidance_tools(text: str) -> dict[str, ToolOrigin]:
         elif lang in _JS_LANGS:
             for found in _JS_MODULE.finditer(body):
                 _add(out, found.group(1) or found.group(2), "module", where)
-    for span in _INLINE.findall(_FENCE.sub(" ", text)):
+    for span in inline_code(text):
         signature = _SIGNATURE.match(span.strip())
         if signature is not None and tool_shaped(signature.group(1)):
             _add(out, signature.group(1), "function", "in the guidance's API reference")
