@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.formats import trajectory_formats
 from agentcredit.formats.boundary import guard_trial
 from agentcredit.formats.registry import (
     ENTRY_POINT_GROUP,
@@ -61,8 +62,11 @@ class _Loader:
         self.out = LoadResult()
         self.seen_dirs: set[tuple[int, int]] = set()
         self.suffixes = file_suffixes()
-        self.out.warnings += [ReadError(path=ENTRY_POINT_GROUP, reason=p, fatal=False)
-                              for p in plugin_problems()]
+        self.out.warnings += [ReadError(path=group, reason=p, fatal=False)
+                              for group, problems in ((ENTRY_POINT_GROUP, plugin_problems()),
+                                                      (trajectory_formats.ENTRY_POINT_GROUP,
+                                                       trajectory_formats.plugin_problems()))
+                              for p in problems]
 
     def error(self, path: str, reason: str, *, fatal: bool = True) -> None:
         if self.strict:
