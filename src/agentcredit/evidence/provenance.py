@@ -31,6 +31,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from agentcredit.formats.harness import PROMPT as HARNESS_PROMPT
+from agentcredit.formats.harness import STATUS as HARNESS_STATUS
 from agentcredit.text import fold, normalize_text
 
 LineOrigin = Literal["tool", "harness", "echo", "authored", "given", "forged"]
@@ -38,23 +40,8 @@ NO_WEIGHT: frozenset[str] = frozenset({"harness", "echo"})
 MIN_GIVEN_CHARS = 30
 """Letters or digits a line must hold to count as a repeated sentence of the instruction."""
 
-# A shell prompt (user@host:path# or $), a continuation ">", a trace "+", or a tool's label.
-PROMPT = re.compile(r"^\s*(?:(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]|\$|>|\+|Command:)\s?")
-_NUMBER = r"-?\d+"
-_STATUS = re.compile(
-    r"^(?:(?:exit|return)[ _]?(?:code|status)|returncode|signal|process group pgid)\s*[:=]?"
-    r"\s*(?:" + _NUMBER + r"|\(none\))\.?$"
-    r"|^(?:error|background pids|signal|directory):\s*\((?:none|root)\)$"
-    r"|^</?(?:output|output_head|output_tail|returncode|stdout|stderr|warning|"
-    r"system-reminder)>$"
-    r"|^<returncode>\s*" + _NUMBER + r"\s*</returncode>$"
-    r"|^\[(?:the )?command (?:completed|finished|exited) with exit code " + _NUMBER +
-    r"\.?\]$"
-    r"|^\[(?:current working directory|python interpreter|process exited)[^\]]*\]$"
-    r"|^(?:process )?exited with (?:exit )?code " + _NUMBER + r"\.?$"
-    r"|^here'?s the result of running `cat -n` on .*:$"
-    r"|^\(?(?:no output|empty output|command produced no output)\)?\.?$",
-    re.IGNORECASE)
+PROMPT = HARNESS_PROMPT
+_STATUS = HARNESS_STATUS
 _ALNUM = re.compile(r"[^\W_]")
 _SPACE = re.compile(r"\s+")
 # A line no harness prefix or status shape can start with (most lines): read as it is.

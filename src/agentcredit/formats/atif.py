@@ -36,6 +36,19 @@ _KEY_AT = re.compile(re.escape(b'"step_id"'))
 _SOURCES = {"system": "system", "user": "user", "agent": "agent", "assistant": "agent"}
 
 
+# The labels Harbor's agents put around a command's result in an ATIF observation (read by
+# the evidence view as harness lines, see agentcredit.formats.harness): gemini-cli's
+# "Command:" echo and its Signal / Background PIDs / Process Group PGID / Directory / Error
+# lines, and OpenHands' bracketed notes ("[The command completed with exit code 0.]").
+ECHO_PROMPTS = (r"Command:",)
+HARNESS_STATUS = (
+    r"process group pgid\s*[:=]?\s*(?:-?\d+|\(none\))\.?",
+    r"(?:error|background pids|signal|directory):\s*\((?:none|root)\)",
+    r"\[(?:the )?command (?:completed|finished|exited) with exit code -?\d+\.?\]",
+    r"\[(?:current working directory|python interpreter|process exited)[^\]]*\]",
+)
+
+
 def is_atif(value: Any) -> bool:
     """ATIF documents carry a schema_version starting with 'ATIF'."""
     return isinstance(value, dict) and str(value.get("schema_version", "")).startswith("ATIF")

@@ -17,6 +17,13 @@ from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.safe_io import iter_jsonl_lenient
 from agentcredit.schema import AgentInfo, Observation, Origin, Step, TokenUsage, ToolCall
 
+# What Claude Code adds to a tool result (read by the evidence view as harness lines, see
+# agentcredit.formats.harness): its reminders, and the line before a Read's numbered text.
+HARNESS_STATUS = (
+    r"</?system-reminder>",
+    r"here'?s the result of running `cat -n` on .*:",
+)
+
 
 def is_claude_code_event(value: Any) -> bool:
     """First line of a stream: {"type": "system", "subtype": "init", ...} or a message event."""

@@ -19,6 +19,15 @@ from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.safe_io import iter_jsonl_lenient
 from agentcredit.schema import AgentInfo, Observation, Origin, Step, TokenUsage, ToolCall
 
+# mini-swe-agent's (and Terminal-Bench 1's) wrapping of a command's result (read by the
+# evidence view as harness lines, see agentcredit.formats.harness).
+HARNESS_STATUS = (
+    r"returncode\s*[:=]?\s*(?:-?\d+|\(none\))\.?",
+    r"</?(?:output|output_head|output_tail|returncode|warning)>",
+    r"<returncode>\s*-?\d+\s*</returncode>",
+)
+
+
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "agent"}
 _BASH_BLOCK = re.compile(r"```(?:bash|sh|shell)?\s*\n(.*?)\n?```", re.DOTALL)
 _ENV_REPLY = re.compile(r"<returncode>|<output>|<output_head>|<warning>")

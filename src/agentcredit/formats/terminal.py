@@ -23,6 +23,19 @@ _ERASE_LINE = re.compile(rb"\x1b\[[012]?K")
 _CURSOR_UP = re.compile(rb"\x1b\[(\d*)A")
 
 
+# What a terminal shows around a command (read by the evidence view as harness lines, see
+# agentcredit.formats.harness): the shell prompt (user@host:path# or $, an optional
+# "(venv) " before it), a continuation ">" and an xtrace "+", and the exit statuses shells
+# and runners print.
+ECHO_PROMPTS = (r"(?:\(\S+\)\s*)?\S+@[\w.-]+:[^\s#$]*[#$]", r"\$", r">", r"\+")
+HARNESS_STATUS = (
+    r"(?:(?:exit|return)[ _]?(?:code|status)|signal)\s*[:=]?\s*(?:-?\d+|\(none\))\.?",
+    r"(?:process )?exited with (?:exit )?code -?\d+\.?",
+    r"</?(?:stdout|stderr)>",
+    r"\(?(?:no output|empty output|command produced no output)\)?\.?",
+)
+
+
 @dataclass(frozen=True)
 class CleanLine:
     """One cleaned line and where it was in the raw bytes."""
