@@ -8,7 +8,6 @@ nothing else from the task's world: no trial, trajectory or outcome can reach th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +20,7 @@ from agentcredit.llm.client import Model
 from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import Message
 from agentcredit.llm.window import fit_to_window
-from agentcredit.schema import Checklist, ChecklistItem, Task, Waiver
+from agentcredit.schema import Checklist, ChecklistItem, Route, Task, Waiver
 from agentcredit.schema.outcomes import Deferred, Failed, GateFailure, Rejected
 from agentcredit.text import shorten
 
@@ -36,7 +35,7 @@ class DraftItem(BaseModel):
 
     id: str = Field(description="C1, C2, ...")
     text: str = Field(description="The requirement-level outcome, one sentence.")
-    route: Literal["assertion", "generated", "judge"]
+    route: Route
     quotes: list[str] = Field(default_factory=list, description="Verbatim instruction quotes.")
     checks: list[str] = Field(default_factory=list, description="Verifier check ids.")
 

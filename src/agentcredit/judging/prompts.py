@@ -4,13 +4,11 @@ providers' prompt caches can reuse."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, Field
 
 from agentcredit.evidence.view import EvidenceView
 from agentcredit.llm.types import Message
-from agentcredit.schema import ChecklistItem
+from agentcredit.schema import ChecklistItem, Label
 
 JUDGE_PROMPT_VERSION = "gcpc-judge-4"
 HOLISTIC_PROMPT_VERSION = "gcpc-holistic-2"
@@ -61,7 +59,7 @@ class ItemAnswer(BaseModel):
     """One item's label as the judge writes it."""
 
     item_id: str
-    label: Literal["yes", "no", "abstain"]
+    label: Label
     rationale: str = ""
     evidence: list[CitationAnswer] = Field(default_factory=list)
 

@@ -6,7 +6,6 @@ import base64
 import mimetypes
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -24,7 +23,7 @@ from agentcredit.evidence.view import (
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
 from agentcredit.safe_io import confined_to, read_bytes
-from agentcredit.schema import RubricCriterion, Step
+from agentcredit.schema import EvidenceState, RubricCriterion, Step
 from agentcredit.text import shorten
 
 VERIFIER_PROMPT_VERSION = "skillrubric-verifier-4"
@@ -67,7 +66,7 @@ class Quote(BaseModel):
 
 class StateAnswer(BaseModel):
     step: int
-    state: Literal["missing", "contradicted", "hypothesis", "supported", "verified"]
+    state: EvidenceState
     evidence: list[Quote] = Field(default_factory=list)
 
 

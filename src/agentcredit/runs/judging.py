@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.formats.boundary import verifier_output_in
@@ -22,6 +22,10 @@ from agentcredit.schema import Checklist, EvidenceRules, Task, Trial
 from agentcredit.store.run_store import RunStore
 
 VERIFIER_JUDGE = "verifier-evidence"
+
+Asked = Literal["done", "deferred", "again"]
+"""What became of one request of a trial: recorded (a label, or a failure that is an error
+of the run), queued for a batch file, or to be fitted again to a newly learned window."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ class _Judging:
             self.model.window is not None and self.model.window != window
 
     async def judged_source(self, trial_id: str, source: str, asked: Any,
-                            checklist: Checklist, window: int | None = None) -> str:
+                            checklist: Checklist, window: int | None = None) -> Asked:
         """Record one judge answer: ``done``, ``deferred`` (queued for a batch) or ``again``
         (to be fitted to a newly learned window and asked once more)."""
         result = await asked
@@ -135,7 +139,7 @@ class _Judging:
         return "done"
 
     async def holistic(self, trial_id: str, instruction: str, view: Any,
-                       window: int | None = None) -> str:
+                       window: int | None = None) -> Asked:
         """Record the holistic baseline (``done``, ``deferred`` or ``again``)."""
         assert self.model is not None
         value, rationale, response = await holistic_score(self.model, instruction, view,
