@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
-from agentcredit.cli.options import BaseUrlOpt, ModelOpt
+from agentcredit.cli.options import BaseUrlOpt, ModelOpt, notice
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.formats import load
@@ -144,7 +144,8 @@ def analyze(
                                    pairs=None if pairs == "none" else pairs, compare=other)
             if perturb:
                 client = client_for(None if model is None else ModelSpec(
-                    model, base_url=base_url, endpoint=EndpointSettings(concurrency=4)),
+                    model, base_url=base_url, endpoint=EndpointSettings(concurrency=4),
+                    notify=notice),
                     default_cache=run_dir / "responses.sqlite")
                 if client is None:
                     console.print("[yellow]--perturb needs --model; skipped[/yellow]")

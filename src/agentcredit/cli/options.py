@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -129,4 +130,9 @@ def model_spec(model: str | None, *, default: int = 8, base_url: str | None = No
     endpoint = EndpointSettings(timeout=timeout, max_tokens=max_tokens, structured=structured,
                                 context_tokens=context_tokens, concurrency=jobs)
     return ModelSpec(model, base_url=base_url, endpoint=endpoint, redact=not no_redact,
-                     **settings)
+                     notify=notice, **settings)
+
+
+def notice(text: str) -> None:
+    """A model client's notice, printed on stderr (the library logs them instead)."""
+    print(f"agentcredit: {text}", file=sys.stderr, flush=True)

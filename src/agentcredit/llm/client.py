@@ -20,9 +20,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import random
 import re
-import sys
 import time
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -35,6 +35,7 @@ from agentcredit.llm.cache import ResponseCache, cache_key
 from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
 from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
 from agentcredit.llm.providers import Provider
+from agentcredit.llm.providers.base import Addressed, Embedding, Negotiating
 from agentcredit.llm.redact import Redactor
 from agentcredit.llm.structured import next_mode, refuses_mode
 from agentcredit.llm.tokens import estimate_message_tokens
@@ -106,8 +107,9 @@ class ModelClient:
         self.defer = defer
         self.raise_on_failure = raise_on_failure
         self.retry_failed = retry_failed
-        self.notify = notify if notify is not None else _to_stderr
-        self.endpoint = str(getattr(provider, "endpoint", f"{provider.name}|{provider.model}"))
+        self.notify = notify if notify is not None else _to_log
+        self.endpoint = provider.endpoint if isinstance(provider, Addressed) else \
+            f"{provider.name}|{provider.model}"
         self.info = EndpointInfo()
         self._prepared = False
         self._said: set[str] = set()
@@ -128,13 +130,19 @@ class ModelClient:
         if self._negotiates:
             mode = structured if structured != "auto" else \
                 (self.info.structured or "json_schema")
-            self.provider.mode = mode  # type: ignore[attr-defined]
+            self._set_mode(mode)
             self.info.structured = mode
+
+    def _set_mode(self, mode: str) -> None:
+        """Send structured answers in ``mode`` from now on (a negotiating provider)."""
+        provider = self.provider
+        if isinstance(provider, Negotiating):
+            provider.mode = mode
 
     @property
     def _negotiates(self) -> bool:
         """Whether the provider has structured-output modes to negotiate (OpenAI-compatible)."""
-        return hasattr(self.provider, "mode")
+        return isinstance(self.provider, Negotiating)
 
     @property
     def window(self) -> int | None:
@@ -171,15 +179,15 @@ class ModelClient:
         async with lock:
             if self._prepared:
                 return
-            discover = getattr(self.provider, "discover", None)
-            found = await discover(self.timeout) if discover is not None else None
+            found = await self.provider.discover(self.timeout) \
+                if isinstance(self.provider, Negotiating) else None
             if found is not None and found.context_tokens and \
                     self.settings.context_tokens is None:
                 self.info.context_tokens = found.context_tokens
                 self.info.context_source = found.context_source
             if found is not None and found.structured and not self._confirmed:
                 # the server's own API schema says which form it takes: no probe needed
-                self.provider.mode = found.structured  # type: ignore[attr-defined]
+                self._set_mode(found.structured)
                 self.info.structured, self._confirmed = found.structured, True
             if found is not None and found.slots:
                 self.info.slots = found.slots
@@ -293,7 +301,7 @@ class ModelClient:
         Raises ModelCallError when a request fails after its retries: an embedding is never
         replaced by a default.
         """
-        embed = getattr(self.provider, "embed", None)
+        embed = self.provider.embed if isinstance(self.provider, Embedding) else None
         if embed is None:
             raise ModelCallError(self._failure(
                 "bad_request", f"{self.provider.name} models do not serve embeddings"))
@@ -410,7 +418,7 @@ class ModelClient:
         limit, limiter = self._loop_state()
         while True:
             body = self.provider.body(state.conversation, json_schema, config)
-            sent_mode = getattr(self.provider, "mode", None)
+            sent_mode = self.provider.mode if isinstance(self.provider, Negotiating) else None
             too_long = self._fit_answer(body, config)
             if too_long is not None:
                 return too_long.model_copy(update={"cache_key": key, "attempts": state.tries})
@@ -490,13 +498,13 @@ class ModelClient:
             exc.message = f"the server refused --structured {sent_mode}: {exc.message}"
             return False
         state.tries -= 1  # a refused form is not an attempt at the question
-        if getattr(self.provider, "mode", sent_mode) != sent_mode:
+        if isinstance(self.provider, Negotiating) and self.provider.mode != sent_mode:
             return True  # another request stepped down already: send in the new mode
         following = next_mode(sent_mode)
         if following is None:
             state.tries += 1
             return False
-        self.provider.mode = following  # type: ignore[attr-defined]
+        self._set_mode(following)
         self.info.structured = following
         self._remember()
         self._say(f"the server refused structured output via {sent_mode} "
@@ -584,8 +592,10 @@ def _answer_problem(answer: Any, error: str, body: dict[str, Any]) -> str:
     return error
 
 
-def _to_stderr(text: str) -> None:
-    print(f"agentcredit: {text}", file=sys.stderr, flush=True)
+def _to_log(text: str) -> None:
+    """The library's default for notices: the ``agentcredit.llm`` logger (the command line
+    passes its own ``notify``, which prints them)."""
+    logging.getLogger("agentcredit.llm").warning(text)
 
 
 def validate_answer(

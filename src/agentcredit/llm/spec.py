@@ -4,6 +4,7 @@ and the one way a job turns what it was given into a client."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,6 +41,9 @@ class ModelSpec:
     tpm: int | None = None
     prices: Path | None = None
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+    notify: Callable[[str], None] | None = field(default=None, compare=False)
+    """Where the client's notices go (what it learned of a server, a form stepped down);
+    None: the ``agentcredit.llm`` logger. The command line prints them."""
 
     @property
     def concurrency(self) -> int:
@@ -59,7 +63,7 @@ class ModelSpec:
         ledger = UsageLedger(prices=_prices(self.prices)) if self.prices else UsageLedger()
         return ModelClient(provider, cache=store, endpoint=self.endpoint, rpm=self.rpm,
                            tpm=self.tpm, retry_failed=self.retry_failed, redact=self.redact,
-                           defer=self.batch, ledger=ledger)
+                           defer=self.batch, ledger=ledger, notify=self.notify)
 
 
 ModelLike = str | ModelSpec | ModelClient

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agentcredit.errors import FailureKind
+from agentcredit.llm.endpoint import EndpointInfo
 from agentcredit.llm.types import GenerationConfig, Message, Usage
 
 
@@ -42,6 +43,36 @@ class Provider(Protocol):
     def answer_from_body(self, response: dict[str, Any]) -> RawAnswer:
         """Decode a response body (as found in a batch results file)."""
         ...
+
+
+@runtime_checkable
+class Negotiating(Protocol):
+    """What an OpenAI-compatible provider adds, which the client reads when present: the
+    structured-output ``mode`` it sends (negotiated down when a server refuses one) and
+    ``discover``, what the server says of its window, slots and schema forms."""
+
+    mode: str
+
+    async def discover(self, timeout: float) -> EndpointInfo:
+        """What the server says of itself (window, slots, structured forms)."""
+        ...
+
+
+@runtime_checkable
+class Embedding(Protocol):
+    """A provider that serves embeddings."""
+
+    async def embed(self, texts: list[str], timeout: float) -> list[list[float]]:
+        """One vector per text."""
+        ...
+
+
+@runtime_checkable
+class Addressed(Protocol):
+    """A provider that names the endpoint it talks to (base URL and model), so that what is
+    learned of a server is kept per server."""
+
+    endpoint: str
 
 
 class LoopBoundClient:
