@@ -48,3 +48,17 @@ def test_every_exception_class_lives_in_errors_py() -> None:
     docstring = ast.get_docstring(tree) or ""
     assert [name for name in sorted(known) if not name.startswith("_")
             and name not in docstring] == []
+
+
+def test_the_jobs_take_at_most_fifteen_parameters() -> None:
+    """The model's settings travel as one ModelSpec, not as a dozen keyword arguments."""
+    import inspect
+
+    from agentcredit.rewards.jobs import turn_rewards_async
+    from agentcredit.runs.pipeline import judge_run_async, score_async
+    from agentcredit.skills.jobs import build_bank_from_paths, import_skills_async
+
+    counts = {job.__name__: len(inspect.signature(job).parameters)
+              for job in (score_async, judge_run_async, turn_rewards_async,
+                          build_bank_from_paths, import_skills_async)}
+    assert max(counts.values()) <= 15, counts

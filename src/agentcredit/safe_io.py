@@ -267,19 +267,6 @@ def read_json_object(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[
     return value
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, int, int, Any]]:
-    """Stream a JSON Lines file as ``(line_no, byte_start, byte_end, value)``.
-
-    Blank lines are skipped. A malformed line raises InputError naming the line, so a
-    caller that wants to go on past it can catch per line by using
-    :func:`iter_jsonl_lenient` instead.
-    """
-    for line_no, start, end, value, error in iter_jsonl_lenient(path):
-        if error is not None:
-            raise InputError(str(path), f"line {line_no}: {error}")
-        yield line_no, start, end, value
-
-
 def iter_jsonl_lenient(path: Path) -> Iterator[tuple[int, int, int, Any, str | None]]:
     """Stream a JSON Lines file, yielding per-line errors instead of raising them."""
     file_size(path)

@@ -73,7 +73,10 @@ def test_entry_point_plugins_are_loaded_and_a_broken_one_is_reported(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     points = [_Point("pipe", PipeLogReader), _Point("broken", None, fails=True),
               _Point("odd", object())]
-    monkeypatch.setattr(registry, "entry_points", lambda group: points)
+    from agentcredit.formats import plugins
+
+    monkeypatch.setattr(plugins, "entry_points",
+                        lambda group: points if group == registry.ENTRY_POINT_GROUP else [])
     registry._plugins.cache_clear()
     registry._all.cache_clear()
     try:

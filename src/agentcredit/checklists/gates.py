@@ -133,11 +133,6 @@ def instruction_units(instruction: str, rules: Rules) -> list[Unit]:
                              frozenset(normalize_text(t) for t in rules.coverage.boilerplate))
 
 
-def requirement_sentences(instruction: str, rules: Rules) -> list[str]:
-    """The texts of :func:`instruction_units` (what a checklist must quote or waive)."""
-    return [unit.text for unit in instruction_units(instruction, rules)]
-
-
 def unit_covered_by(unit: Unit, items: Sequence[ChecklistItem],
                     tested: Mapping[str, frozenset[str]] | None = None) -> list[str]:
     """The ids of the items that answer for a unit: an item quoting it (or quoted by it),

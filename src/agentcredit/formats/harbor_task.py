@@ -15,11 +15,6 @@ ORACLE_DIRS = ("solution",)
 """Folders holding reference solutions; never read into a Task."""
 
 
-def is_harbor_task(folder: Path) -> bool:
-    """A Harbor task folder has both instruction.md and task.toml."""
-    return (folder / "instruction.md").is_file() and (folder / "task.toml").is_file()
-
-
 def read_harbor_task(folder: Path) -> Task:
     """Read one Harbor task folder; raises InputError when it cannot be used at all."""
     instruction = read_text(folder / "instruction.md")

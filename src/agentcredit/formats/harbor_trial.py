@@ -17,7 +17,7 @@ from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._parsed import ParsedTrajectory
 from agentcredit.formats.ctrf import read_ctrf
 from agentcredit.formats.trajectory_file import read_trajectory_file
-from agentcredit.safe_io import decode_text, parse_json, read_bytes_if_present, read_json_object
+from agentcredit.safe_io import decode_text, parse_json, read_bytes_if_present
 from agentcredit.schema import AgentInfo, CheckStatus, Condition, OutcomeStatus, TokenUsage, Trial
 
 _NO_SKILLS = re.compile(r"(?:^|[^a-z])(?:no|without|wo)[-_]?skills?(?:[^a-z]|$)")
@@ -203,6 +203,3 @@ def _usage(result: dict[str, Any], trajectory: ParsedTrajectory | None) -> Token
     return trajectory.usage if trajectory else TokenUsage()
 
 
-def read_result(path: Path) -> dict[str, Any]:
-    """A result.json as an object (InputError otherwise)."""
-    return read_json_object(path)

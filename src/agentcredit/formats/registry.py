@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from importlib.metadata import entry_points
+from typing import Any
 
+from agentcredit.formats.plugins import load_plugins
 from agentcredit.formats.protocols import FileReader, FolderReader, Reader, ReaderKind, Sink
 from agentcredit.formats.readers import BUILT_IN
 
@@ -49,22 +50,13 @@ def unregister_reader(reader: Reader) -> None:
 @functools.cache
 def _plugins() -> tuple[tuple[Reader, ...], tuple[str, ...]]:
     """The readers of installed packages, and why any could not be loaded."""
-    found: list[Reader] = []
-    problems: list[str] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = point.load()
-            reader = loaded() if isinstance(loaded, type) else loaded
-        except Exception as exc:  # a broken plugin must not stop reading
-            problems.append(f"reader plugin {point.name!r} ({point.value}) could not be "
-                            f"loaded: {type(exc).__name__}: {exc}")
-            continue
-        if not isinstance(reader, FolderReader | FileReader):
-            problems.append(f"reader plugin {point.name!r} ({point.value}) is not a reader "
-                            "(needs name, kind, read; file readers also suffixes)")
-            continue
-        found.append(reader)
-    return tuple(found), tuple(problems)
+    return load_plugins(ENTRY_POINT_GROUP, "reader", _as_reader,
+                        "needs name, kind, read; file readers also suffixes")
+
+
+def _as_reader(loaded: Any) -> Reader | None:
+    reader = loaded() if isinstance(loaded, type) else loaded
+    return reader if isinstance(reader, FolderReader | FileReader) else None
 
 
 @functools.cache

@@ -21,11 +21,6 @@ from agentcredit.schema import Task
 ORACLE_FILES = ("solution.sh", "solution.yaml", "solution")
 
 
-def is_tb1_task(folder: Path) -> bool:
-    """A TB1 task folder has task.yaml (and no Harbor task.toml)."""
-    return (folder / "task.yaml").is_file() and not (folder / "task.toml").is_file()
-
-
 def read_tb1_task(folder: Path) -> Task:
     """Read one Terminal-Bench 1 task folder."""
     path = folder / "task.yaml"

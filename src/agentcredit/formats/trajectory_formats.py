@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from agentcredit.formats.openai_messages import (
     read_message_list,
     read_mini_swe_agent,
 )
+from agentcredit.formats.plugins import load_plugins
 
 ENTRY_POINT_GROUP = "agentcredit.trajectory_formats"
 
@@ -85,21 +85,8 @@ def unregister_trajectory_format(fmt: TrajectoryFormat) -> None:
 
 @functools.cache
 def _plugins() -> tuple[tuple[TrajectoryFormat, ...], tuple[str, ...]]:
-    found: list[TrajectoryFormat] = []
-    problems: list[str] = []
-    for point in entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            loaded = point.load()
-        except Exception as exc:  # a broken plugin must not stop reading
-            problems.append(f"trajectory format {point.name!r} ({point.value}) could not be "
-                            f"loaded: {type(exc).__name__}: {exc}")
-            continue
-        if not isinstance(loaded, TrajectoryFormat):
-            problems.append(f"trajectory format {point.name!r} ({point.value}) is not a "
-                            "TrajectoryFormat")
-            continue
-        found.append(loaded)
-    return tuple(found), tuple(problems)
+    return load_plugins(ENTRY_POINT_GROUP, "trajectory format",
+                        lambda loaded: loaded if isinstance(loaded, TrajectoryFormat) else None)
 
 
 @functools.cache

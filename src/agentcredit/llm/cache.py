@@ -190,12 +190,6 @@ class ResponseCache:
             row = self._db.execute("SELECT model FROM pending WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-    def pending_body(self, key: str) -> tuple[str, dict[str, Any]] | None:
-        """The model and body of one deferred request."""
-        with self._lock:
-            row = self._db.execute("SELECT model, body FROM pending WHERE key = ?",
-                                   (key,)).fetchone()
-        return None if row is None else (row[0], json.loads(row[1]))
 
     def get_embeddings(self, keys: list[str]) -> dict[str, list[float]]:
         """Stored embedding vectors by key (keys without one are absent)."""

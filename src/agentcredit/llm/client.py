@@ -154,10 +154,6 @@ class ModelClient:
         """Requests this client has on the wire now (across its event loops)."""
         return sum(limit.in_flight for limit in self._limits.values())
 
-    @property
-    def peak_in_flight(self) -> int:
-        """Most requests this client had in flight at once (in the current loop)."""
-        return max((limit.peak for limit in self._limits.values()), default=0)
 
     async def prompt_budget(self, answer_tokens: int | None = None) -> int | None:
         """Tokens a prompt may take so that an answer of ``answer_tokens`` (default: the

@@ -122,9 +122,6 @@ class RunStore:
         return rows
 
     # judgments
-    def is_done(self, trial_id: str, source: str) -> bool:
-        return self.db.execute("SELECT 1 FROM done WHERE trial_id = ? AND source = ?",
-                               (trial_id, source)).fetchone() is not None
 
     def done_set(self, source: str) -> set[str]:
         return {r[0] for r in self.db.execute("SELECT trial_id FROM done WHERE source = ?",
