@@ -6,6 +6,10 @@ says otherwise for that request: ``"refuse"`` (a 400 / invalid_request_error), `
 (no answer: OpenAI's ``batch_expired`` error line, Anthropic's ``expired`` result) or
 ``"drop"`` (absent from the results). Files or batches over ``max_requests`` or ``max_bytes``
 are refused as the providers refuse them. Everything it received is kept for the tests.
+OpenAI batches keep their ``metadata`` and are listed (``GET /v1/batches``, newest first).
+A fault hook: ``kill_after_create`` (a process id) is killed with SIGKILL as soon as a batch
+is created, before the answer is sent: the client dies exactly between the provider's
+creation and its own ledger write.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import json
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -40,6 +45,7 @@ class FakeBatchServer(Loopback):
         self.requests_seen: list[str] = []  # every custom_id sent in any batch
         self.uploads: list[int] = []  # bytes of each uploaded file or Anthropic batch body
         self.chat_calls = 0  # live (non-batch) calls: there must be none
+        self.kill_after_create: int | None = None
         self._listen()
 
     # -- what a batch does --------------------------------------------------------------
@@ -50,7 +56,8 @@ class FakeBatchServer(Loopback):
             batch_id = f"{'msgbatch' if provider == 'anthropic' else 'batch'}_{number:05d}"
             self.requests_seen += [line["custom_id"] for line in lines]
             self.batches[batch_id] = {"number": number, "provider": provider, "lines": lines,
-                                      "polls": 0, "ended": False}
+                                      "polls": 0, "ended": False,
+                                      "created_at": int(time.time())}
         return self.batches[batch_id]
 
     def _results(self, batch: dict[str, Any]) -> list[dict[str, Any]]:
@@ -91,6 +98,11 @@ class FakeBatchServer(Loopback):
                     body = "".join(json.dumps(r) + "\n"
                                    for r in server._results(server.batches[batch_id]))
                     return self._raw(200, body.encode(), kind="application/binary")
+                if path.endswith("/v1/batches"):
+                    views = [server._view(b) for b in reversed(list(server.batches))
+                             if server.batches[b]["provider"] == "openai"]
+                    return self._send(200, {"object": "list", "data": views,
+                                            "has_more": False})
                 batch_id = path.rsplit("/", 1)[1]
                 if batch_id not in server.batches:
                     return self._send(404, {"error": {"message": f"no route {path}"}})
@@ -124,6 +136,8 @@ class FakeBatchServer(Loopback):
                     return self._send(400, {"error": {"message": "too many requests"}})
                 batch = server._new_batch("openai", lines)
                 batch["input_file_id"] = body["input_file_id"]
+                batch["metadata"] = body.get("metadata")
+                server._fault()
                 self._send(200, server._view(f"batch_{batch['number']:05d}"))
 
             def _anthropic_create(self, data: bytes) -> None:
@@ -133,9 +147,18 @@ class FakeBatchServer(Loopback):
                     return self._send(413, {"type": "error", "error": {
                         "type": "request_too_large", "message": "batch too large"}})
                 batch = server._new_batch("anthropic", lines)
+                server._fault()
                 self._send(200, server._view(f"msgbatch_{batch['number']:05d}"))
 
         return Handler
+
+    def _fault(self) -> None:
+        if self.kill_after_create is not None:
+            import os
+            import signal
+
+            os.kill(self.kill_after_create, signal.SIGKILL)
+            self.kill_after_create = None
 
     def _end(self, batch_id: str) -> None:
         batch = self.batches[batch_id]
@@ -170,7 +193,9 @@ class FakeBatchServer(Loopback):
                     if ended else None}
         return {"id": batch_id, "object": "batch", "endpoint": "/v1/chat/completions",
                 "input_file_id": batch.get("input_file_id", ""), "completion_window": "24h",
-                "created_at": 0, "status": "completed" if batch["ended"] else "in_progress",
+                "created_at": batch["created_at"],
+                "status": "completed" if batch["ended"] else "in_progress",
+                "metadata": batch.get("metadata"),
                 "output_file_id": batch.get("output_file_id"),
                 "error_file_id": batch.get("error_file_id"),
                 "request_counts": batch.get("counts", {"total": total, "completed": 0,

@@ -191,3 +191,53 @@ def test_a_client_killed_while_polling_resumes_without_sending_twice(tmp_path: P
         assert out.exit_code == 0, out.output
         assert sorted(server.requests_seen) == sorted(set(server.requests_seen))
         assert len(server.requests_seen) == 11 and server.chat_calls == 0
+
+
+def test_a_client_killed_between_creation_and_the_ledger_write_adopts_its_batch(
+        tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with FakeBatchServer(openai_responder, polls=1) as server:
+        url = f"{server.url}/v1"
+        assert _run(run, "openai/judge-model", url, "--batch").exit_code == 0  # 3 queued
+        code = ("import sys; from agentcredit.cli.app import app; "
+                f"app(['batch', 'submit', {str(run)!r}, '--base-url', {url!r}])")
+        proc = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, **ENV},
+                                cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        server.kill_after_create = proc.pid  # dies once the provider created the batch
+        assert proc.wait(timeout=120) == -signal.SIGKILL
+        assert len(server.batches) == 1
+        ledger = BatchLedger(run / "responses.sqlite")
+        assert ledger.jobs() == [] and len(ledger.intents()) == 1  # the client never knew
+        ledger.close()
+        again = runner.invoke(app, ["batch", "submit", str(run), "--base-url", url])
+        assert again.exit_code == 0, again.output
+        assert len(server.batches) == 1  # adopted by its token, not created a second time
+        ledger = BatchLedger(run / "responses.sqlite")
+        assert [j.id for j in ledger.jobs()] == ["batch_00001"] and ledger.intents() == []
+        ledger.close()
+        out = _run(run, "openai/judge-model", url, "--batch-auto")
+        assert out.exit_code == 0, out.output
+        assert sorted(server.requests_seen) == sorted(set(server.requests_seen))  # once each
+        assert len(server.requests_seen) == 11 and server.chat_calls == 0
+
+
+def test_an_intent_the_provider_never_created_is_sent_again(tmp_path: Path) -> None:
+    from agentcredit.llm.batch_api import adopt, submit
+
+    class Refusing:
+        provider, base_url = "openai", None
+
+        def create(self, file: Any, token: str) -> tuple[str, str | None]:
+            raise ConnectionError("the connection dropped before the provider answered")
+
+        def find(self, token: str, since: float) -> tuple[str, str | None] | None:
+            return None
+
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    ledger = BatchLedger(tmp_path / "responses.sqlite")
+    cache.add_pending("k1", "openai/m", {"messages": [{"role": "user", "content": "x"}]})
+    with pytest.raises(ConnectionError):
+        submit(cache, ledger, {"openai": Refusing()}, tmp_path / "files")  # type: ignore[dict-item]
+    assert ledger.in_flight() == {"k1"} and len(ledger.intents()) == 1
+    assert adopt(ledger, {"openai": Refusing()}) == []  # type: ignore[dict-item]
+    assert ledger.intents() == [] and ledger.in_flight() == set()  # pending again

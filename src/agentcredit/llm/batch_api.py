@@ -5,6 +5,10 @@
 the ``openai`` SDK (Files + Batches, any OpenAI-compatible base URL that implements them)
 or the ``anthropic`` SDK (Message Batches), and records every batch, its file and its
 requests in the ledger (:mod:`agentcredit.llm.batch_ledger`) before doing anything else.
+Creation is idempotent: the intent (a client token, the file, its requests) is recorded
+before the provider is asked, the batch carries the token in its metadata, and a client
+stopped between the provider's answer and the ledger write adopts that batch on its next
+start (:func:`adopt`) instead of creating a second one.
 :func:`collect` polls the open batches; an ended batch's results (and OpenAI's error file)
 are imported into the cache line by line, and each request is settled:
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 import json
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +46,10 @@ from agentcredit.llm.batch_split import (
 )
 from agentcredit.llm.cache import ResponseCache
 
+TOKEN_KEY = "agentcredit_token"
+"""The metadata key a batch carries its client token under (see :func:`adopt`)."""
+CLOCK_SKEW_S = 300.0
+"""How far the provider's clock may be behind ours when a batch is looked up by token."""
 MAX_ATTEMPTS = 3
 """Batches a request may be sent in before a missing answer counts as a failure."""
 BATCH_ENDPOINT = "batch"
@@ -63,8 +72,13 @@ class Backend(Protocol):
     provider: str
     base_url: str | None
 
-    def create(self, file: BatchFile) -> tuple[str, str | None]:
-        """Upload ``file`` and create its batch: (batch id, uploaded file id)."""
+    def create(self, file: BatchFile, token: str) -> tuple[str, str | None]:
+        """Upload ``file`` and create its batch, carrying ``token`` where the provider keeps
+        metadata: (batch id, uploaded file id)."""
+
+    def find(self, token: str, since: float) -> tuple[str, str | None] | None:
+        """The batch created with ``token`` (not before ``since``, a Unix time), if the
+        provider has one: (batch id, its input file id)."""
 
     def poll(self, job_id: str) -> Poll:
         """The batch's status and request counts."""
@@ -87,13 +101,22 @@ class OpenAIBatches:
                                     api_key=api_key or os.environ.get("OPENAI_API_KEY")
                                     or "EMPTY")
 
-    def create(self, file: BatchFile) -> tuple[str, str | None]:
+    def create(self, file: BatchFile, token: str) -> tuple[str, str | None]:
         with file.path.open("rb") as handle:
             uploaded = self.client.files.create(file=(file.path.name, handle), purpose="batch")
         batch = self.client.batches.create(input_file_id=uploaded.id,
                                            endpoint="/v1/chat/completions",
-                                           completion_window="24h")
+                                           completion_window="24h",
+                                           metadata={TOKEN_KEY: token})
         return batch.id, uploaded.id
+
+    def find(self, token: str, since: float) -> tuple[str, str | None] | None:
+        for batch in self.client.batches.list(limit=100):  # newest first, page by page
+            if (batch.metadata or {}).get(TOKEN_KEY) == token:
+                return batch.id, batch.input_file_id
+            if batch.created_at and batch.created_at < since - CLOCK_SKEW_S:
+                return None  # older than the intent: it cannot be there
+        return None
 
     def poll(self, job_id: str) -> Poll:
         batch = self.client.batches.retrieve(job_id)
@@ -126,11 +149,16 @@ class AnthropicBatches:
                                           max_retries=4, api_key=api_key
                                           or os.environ.get("ANTHROPIC_API_KEY") or "EMPTY")
 
-    def create(self, file: BatchFile) -> tuple[str, str | None]:
+    def create(self, file: BatchFile, token: str) -> tuple[str, str | None]:
         with file.path.open(encoding="utf-8") as handle:
             requests = [json.loads(line) for line in handle if line.strip()]
         batch = self.client.messages.batches.create(requests=requests)
         return batch.id, None
+
+    def find(self, token: str, since: float) -> tuple[str, str | None] | None:
+        """Message Batches keep no metadata: a batch created by a client stopped before it
+        recorded it cannot be told apart, so its requests are sent again."""
+        return None
 
     def poll(self, job_id: str) -> Poll:
         batch = self.client.messages.batches.retrieve(job_id)
@@ -181,6 +209,7 @@ def submit(cache: ResponseCache, ledger: BatchLedger, backends: dict[str, Backen
            folder: Path, limits: dict[str, BatchLimits] | None = None) -> SubmitReport:
     """Send every pending request that is not in an open batch, in files under ``limits``."""
     report = SubmitReport()
+    adopt(ledger, backends)
     split = split_pending(iter_pending(cache, ledger.in_flight()), folder, limits=limits,
                           prefix=f"b{time.time_ns() // 1_000_000}")
     for key, model, size in split.too_large:
@@ -196,11 +225,34 @@ def submit(cache: ResponseCache, ledger: BatchLedger, backends: dict[str, Backen
                                for k in file.keys]
             continue
         report.files.append(file)
-        job_id, uploaded = backend.create(file)
+        token = uuid.uuid4().hex
+        ledger.add_intent(token, file.provider, backend.base_url, file.path, file.keys,
+                          file.bytes)
+        job_id, uploaded = backend.create(file, token)
         ledger.add_job(job_id, file.provider, backend.base_url, file.path, uploaded,
-                       file.keys, file.bytes)
+                       file.keys, file.bytes, token=token)
         report.jobs.append(job_id)
     return report
+
+
+def adopt(ledger: BatchLedger, backends: dict[str, Backend]) -> list[str]:
+    """Settle the intents a stopped client left: a batch the provider created with the
+    intent's token is recorded as this run's (never created twice); an intent the provider
+    has no batch for is dropped, and its requests are sent with the next batch. An intent
+    whose provider is not configured here is kept for a later run. The adopted batch ids."""
+    adopted = []
+    for intent in ledger.intents():
+        backend = backends.get(intent.provider)
+        if backend is None:
+            continue
+        found = backend.find(intent.token, intent.created_at)
+        if found is None:
+            ledger.drop_intent(intent.token)
+            continue
+        ledger.add_job(found[0], intent.provider, intent.base_url, Path(intent.file), found[1],
+                       intent.keys, intent.bytes, token=intent.token)
+        adopted.append(found[0])
+    return adopted
 
 
 @dataclass
@@ -216,6 +268,7 @@ def collect(cache: ResponseCache, ledger: BatchLedger,
             backends: dict[str, Backend]) -> CollectReport:
     """Poll every open batch once; import and settle those that ended."""
     report = CollectReport()
+    adopt(ledger, backends)
     for job in ledger.jobs(open_only=True):
         backend = backends.get(job.provider)
         if backend is None:

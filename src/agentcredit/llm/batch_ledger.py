@@ -43,6 +43,15 @@ CREATE TABLE IF NOT EXISTS batch_requests (
     PRIMARY KEY (key, batch_id)
 );
 CREATE INDEX IF NOT EXISTS batch_requests_by_batch ON batch_requests (batch_id);
+CREATE TABLE IF NOT EXISTS batch_intents (
+    token TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    base_url TEXT,
+    file TEXT NOT NULL,
+    keys TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    created_at REAL NOT NULL
+);
 """
 
 
@@ -61,6 +70,21 @@ class Job:
     collected: bool
 
 
+@dataclass(frozen=True)
+class Intent:
+    """A batch about to be created: recorded before the provider is asked, with the token
+    the batch carries in its metadata, so that a client stopped between the provider's
+    answer and the ledger write finds the batch again instead of creating a second one."""
+
+    token: str
+    provider: str
+    base_url: str | None
+    file: str
+    keys: tuple[str, ...]
+    bytes: int
+    created_at: float
+
+
 class BatchLedger:
     """Batches and their requests. Thread-safe; WAL, like the cache it sits beside."""
 
@@ -69,13 +93,42 @@ class BatchLedger:
         self._lock = threading.Lock()
         self._db = connect_wal(self.path, _SCHEMA)
 
+    def add_intent(self, token: str, provider: str, base_url: str | None, file: Path,
+                   keys: Iterable[str], size: int) -> None:
+        """Record a batch about to be created (its requests are in flight from now on)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO batch_intents (token, provider, base_url, file, keys, bytes, "
+                "created_at) VALUES (?,?,?,?,?,?,?)",
+                (token, provider, base_url, str(file), json.dumps(list(keys)), size,
+                 time.time()))
+
+    def intents(self) -> list[Intent]:
+        """Batches asked for whose creation was never recorded (oldest first)."""
+        with self._lock:
+            rows = self._db.execute("SELECT token, provider, base_url, file, keys, bytes, "
+                                    "created_at FROM batch_intents ORDER BY created_at"
+                                    ).fetchall()
+        return [Intent(r[0], r[1], r[2], r[3], tuple(json.loads(r[4])), r[5], r[6])
+                for r in rows]
+
+    def drop_intent(self, token: str) -> None:
+        """Forget an intent whose batch the provider never created (its requests are
+        pending again)."""
+        with self._lock:
+            self._db.execute("DELETE FROM batch_intents WHERE token = ?", (token,))
+
     def add_job(self, job_id: str, provider: str, base_url: str | None, file: Path,
-                input_file_id: str | None, keys: Iterable[str], size: int) -> None:
-        """Record a created batch and its requests (``submitted``), in one transaction."""
+                input_file_id: str | None, keys: Iterable[str], size: int,
+                token: str | None = None) -> None:
+        """Record a created batch and its requests (``submitted``), and settle the intent
+        ``token`` it was created under, in one transaction."""
         keys = list(keys)
         now = time.time()
         with self._lock:
             self._db.execute("BEGIN")
+            if token is not None:
+                self._db.execute("DELETE FROM batch_intents WHERE token = ?", (token,))
             self._db.execute(
                 "INSERT INTO batch_jobs (id, provider, base_url, file, input_file_id, requests,"
                 " bytes, status, submitted_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -118,12 +171,14 @@ class BatchLedger:
         return [r[0] for r in rows]
 
     def in_flight(self) -> set[str]:
-        """Keys sent in a batch that was not collected yet (not to be sent again)."""
+        """Keys sent in a batch that was not collected yet, or in a batch about to be
+        created (not to be sent again)."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT r.key FROM batch_requests r JOIN batch_jobs j ON j.id = r.batch_id "
                 "WHERE j.collected = 0").fetchall()
-        return {r[0] for r in rows}
+            intents = self._db.execute("SELECT keys FROM batch_intents").fetchall()
+        return {r[0] for r in rows} | {k for (keys,) in intents for k in json.loads(keys)}
 
     def attempts(self, key: str) -> int:
         with self._lock:
