@@ -23,10 +23,13 @@ from agentcredit.store.run_store import RunStore
 from agentcredit.store.scores import aggregate, run_scores
 from agentcredit.text import shorten
 
-MAX_TRIALS = 300
-MAX_OUTPUT = 2_500
-MAX_STEPS_HEAD = 150  # steps shown from the start of a trajectory (cited ones always are)
-MAX_STEPS_TAIL = 50  # and from its end
+MAX_TRIALS = 100
+"""Trials shown in full at most, whatever the run's size (the scores file has them all)."""
+PER_TASK = 2
+"""Per task and kind: the lowest-scoring FAIL, highest-scoring PASS and largest disagreements."""
+MAX_OUTPUT = 1_500
+MAX_STEPS_HEAD = 30  # steps shown from the start of a trajectory (cited ones always are)
+MAX_STEPS_TAIL = 15  # and from its end
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_.:-]")
 
 
@@ -187,18 +190,52 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         resolved_errors=[{"trial": t or "-", "stage": st, "message": m,
                           "at": datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")}
                          for t, st, m, at in store.resolved_errors()],
-        trials_note=(f"showing the first {max_trials} of {len(store.trials())} trials"
-                     if len(store.trials()) > max_trials else ""),
+        trials_note=(f"showing {len(trials)} of {len(scores)} scored trials: per task the "
+                     "lowest-scoring FAIL, the highest-scoring PASS and the largest "
+                     "disagreements between partial credit and the verifier's outcome; every "
+                     "trial is in the scores file and judgments.jsonl"
+                     if len(scores) > len(trials) else ""),
     )
+
+
+def chosen_trials(rows: list[Any], scores: dict[str, Any], max_trials: int = MAX_TRIALS,
+                  per_task: int = PER_TASK) -> list[str]:
+    """The trials a reader wants, per task: the lowest-scoring FAIL trials, the
+    highest-scoring PASS trials and the largest disagreements between the judged partial
+    credit and the verifier's outcome (a PASS scored low, a FAIL scored high); tasks take
+    turns until ``max_trials`` are chosen."""
+    by_task: dict[str, list[tuple[str, float, str]]] = {}
+    for row in rows:
+        score = scores.get(row.trial_id)
+        if score is not None and score.partial_credit is not None:
+            by_task.setdefault(row.task_id, []).append(
+                (row.trial_id, score.partial_credit, row.outcome))
+    queues = []
+    for task in sorted(by_task):
+        found = by_task[task]
+        fails = sorted((t for t in found if t[2] == "fail"), key=lambda t: (t[1], t[0]))
+        passes = sorted((t for t in found if t[2] == "pass"), key=lambda t: (-t[1], t[0]))
+        apart = sorted((t for t in found if t[2] in ("pass", "fail")),
+                       key=lambda t: (-abs(t[1] - (t[2] == "pass")), t[0]))
+        picks = [t[0] for group in (fails, passes, apart) for t in group[:per_task]]
+        queues.append(list(dict.fromkeys(picks)) or [t[0] for t in found[:per_task]])
+    chosen: list[str] = []
+    while len(chosen) < max_trials and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < max_trials:
+                chosen.append(queue.pop(0))
+    return chosen
 
 
 def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
                  scores: dict[str, Any], max_trials: int) -> list[dict[str, Any]]:
-    """One view per shown trial (its items, labels, evidence and scores)."""
+    """One view per chosen trial (its items, labels, evidence and scores)."""
     judgments = store.judgments()
     row_by_id = {r.trial_id: r for r in rows}
+    order = {trial_id: n for n, trial_id in enumerate(chosen_trials(rows, scores, max_trials))}
+    stored = [t for t in store.trials() if t["trial_id"] in order]
     trials = []
-    for row, trial in _reread(store.trials()[:max_trials]):
+    for row, trial in _reread(stored):
         if row["trial_id"] not in scores or row["checklist_hash"] not in checklists or \
                 row["trial_id"] not in row_by_id:
             continue  # not judged by the run's model: listed in the errors, not scored
@@ -210,7 +247,7 @@ def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
         view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
                      "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
         trials.append(view)
-    return trials
+    return sorted(trials, key=lambda view: order[view["id"]])
 
 
 def _curves(rows: list[Any], discrimination: dict[str, Any],
