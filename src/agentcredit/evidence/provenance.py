@@ -31,8 +31,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from agentcredit.formats.harness import PROMPT as HARNESS_PROMPT
-from agentcredit.formats.harness import STATUS as HARNESS_STATUS
+from agentcredit.formats.harness import PROMPT
+from agentcredit.formats.harness import STATUS as _STATUS
 from agentcredit.text import fold, normalize_text
 
 LineOrigin = Literal["tool", "harness", "echo", "authored", "given", "forged"]
@@ -40,8 +40,6 @@ NO_WEIGHT: frozenset[str] = frozenset({"harness", "echo"})
 MIN_GIVEN_CHARS = 30
 """Letters or digits a line must hold to count as a repeated sentence of the instruction."""
 
-PROMPT = HARNESS_PROMPT
-_STATUS = HARNESS_STATUS
 _ALNUM = re.compile(r"[^\W_]")
 _SPACE = re.compile(r"\s+")
 # A line no harness prefix or status shape can start with (most lines): read as it is.

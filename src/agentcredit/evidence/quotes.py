@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 
 from agentcredit.evidence.provenance import (
     NO_WEIGHT,
-    PROMPT,
     LineOrigin,
     harness_stripped,
     is_echo,
     pieces,
 )
 from agentcredit.evidence.view import StepEvidence, _commands_of, undefuse
+from agentcredit.formats.harness import PROMPT
 from agentcredit.schema import AbstainReason, EvidenceKind, EvidenceRules, ItemJudgment
 from agentcredit.text import normalize_text
 
