@@ -1,0 +1,120 @@
+"""Peak memory against the number of trials: does a run hold every trial?
+
+For each N (default 1,000, 8,000 and 32,000) it writes N synthetic Harbor trials (60 steps,
+~40 KB of ATIF trajectory each) and measures the peak RSS of a whole ``agentcredit``
+process (``wait4``'s ``ru_maxrss``) for:
+
+- ``run``: no model (checklists derived from the verifier, items judged from the per-check
+  results);
+- ``run --batch``: the judging round queued for a batch (the checklist was synthesized
+  through the loopback Batches fake beforehand, in its own process);
+- ``run --batch-auto``: from nothing to the end against the loopback Batches fake (synthesis
+  round, judging round, scores, report).
+
+It prints a table of peak RSS per N and mode, and the slope in MB per 1,000 trials between
+the smallest and the largest N (target: at most 5 MB per 1,000 trials, and the largest N
+within 150 MB of the smallest).
+
+``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.cli.test_batch_pipeline import responder  # noqa: E402
+from tests.judging.synthetic import write_task, write_trials  # noqa: E402
+from tests.llm.fake_batch_server import batch_server_process  # noqa: E402
+
+MODES = ("run", "batch", "auto")
+MODEL = "openai/judge-model"
+
+
+def peak_rss(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Run one ``agentcredit`` command; its peak RSS in MB and its wall time in seconds."""
+    code = f"from agentcredit.cli.app import app; app({args!r})"
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        err = proc.stderr.read().decode() if proc.stderr else ""
+        raise SystemExit(f"agentcredit {' '.join(args[:2])} failed: {err[-2000:]}")
+    proc.stderr.close() if proc.stderr else None
+    return usage.ru_maxrss / 1024, seconds
+
+
+def measure(work: Path, count: int, modes: list[str], url: str,
+            env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Peak RSS and seconds of each mode over ``count`` fresh trials."""
+    tasks, trials = work / "tasks", work / f"trials-{count}"
+    write_trials(trials, count, steps=60)
+    model = ["--model", MODEL, "--base-url", f"{url}/v1"]
+    found: dict[str, tuple[float, float]] = {}
+    if "run" in modes:
+        found["run"] = peak_rss(["run", str(tasks), str(trials), "--out",
+                                 str(work / f"run-{count}")], env)
+    if "batch" in modes:
+        out = work / f"batch-{count}"
+        empty = work / "no-trials"
+        write_trials(empty, 1)  # one trial: the checklist's synthesis round, not measured
+        peak_rss(["run", str(tasks), str(empty), "--out", str(out), *model, "--batch-auto"],
+                 env)
+        found["batch"] = peak_rss(["run", str(tasks), str(trials), "--out", str(out), *model,
+                                   "--batch"], env)
+        shutil.rmtree(empty)
+    if "auto" in modes:
+        found["auto"] = peak_rss(["run", str(tasks), str(trials), "--out",
+                                  str(work / f"auto-{count}"), *model, "--batch-auto"], env)
+    shutil.rmtree(trials)
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, nargs="+", default=[1_000, 8_000, 32_000])
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="memory-scale-"))
+    write_task(work / "tasks")
+    proc, url = batch_server_process(responder, polls=1)
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test", "AGENTCREDIT_BATCH_POLL_SECONDS": "0.2",
+           "AGENTCREDIT_STATUS_SECONDS": "3600"}
+    rows: dict[int, dict[str, tuple[float, float]]] = {}
+    try:
+        for count in sorted(args.trials):
+            rows[count] = measure(work, count, args.modes, url, env)
+            print(f"{count:>7} trials: " + ", ".join(
+                f"{mode} {rss:.0f} MB in {secs:.0f} s" for mode, (rss, secs)
+                in rows[count].items()), flush=True)
+    finally:
+        proc.terminate()
+        shutil.rmtree(work, ignore_errors=True)
+    print("\n| trials | " + " | ".join(f"`{m}` peak RSS" for m in args.modes) + " |")
+    print("|---|" + "---|" * len(args.modes))
+    for count, found in rows.items():
+        print(f"| {count:,} | " + " | ".join(f"{found[m][0]:.0f} MB" for m in args.modes)
+              + " |")
+    low, high = min(rows), max(rows)
+    if high > low:
+        for mode in args.modes:
+            grew = rows[high][mode][0] - rows[low][mode][0]
+            slope = grew / ((high - low) / 1000)
+            print(f"{mode}: {grew:+.0f} MB from {low:,} to {high:,} trials, "
+                  f"{slope:.2f} MB per 1,000 trials "
+                  f"({'within' if slope <= 5 and grew <= 150 else 'OVER'} the target)")
+
+
+if __name__ == "__main__":
+    main()
