@@ -11,7 +11,7 @@ it, even when the item's own requirement was met. Pure: values in, values out.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -45,7 +45,7 @@ def cohen_kappa(matrix: np.ndarray) -> float | None:
     return float((p_o - p_e) / (1.0 - p_e))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pair:
     """One assertion item of one trial: both labels and what the LLM judge cited."""
 
@@ -68,10 +68,13 @@ def assertion_pairs(checklist: Checklist, llm: Sequence[ItemJudgment],
     for item in checklist.items:
         if item.route != "assertion" or item.id not in by_ver or item.id not in by_llm:
             continue
-        judged = by_llm[item.id]
-        out.append(Pair(trial_id, task_id, item.id, judged.label, by_ver[item.id].label,
-                        tuple((c.step, c.quote) for c in judged.evidence),
-                        tuple((c, check_status.get(c, "missing")) for c in item.checks)))
+        judged, verifier_label = by_llm[item.id], by_ver[item.id].label
+        conflict = "abstain" not in (judged.label, verifier_label) and \
+            judged.label != verifier_label  # only a conflict's quotes are shown: keep no more
+        out.append(Pair(trial_id, task_id, item.id, judged.label, verifier_label,
+                        tuple((c.step, c.quote) for c in judged.evidence) if conflict else (),
+                        tuple((c, check_status.get(c, "missing")) for c in item.checks)
+                        if conflict else ()))
     return out
 
 
@@ -123,7 +126,7 @@ def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
     }
 
 
-def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
+def evidence_kinds(judgments: Iterable[ItemJudgment]) -> dict[str, int]:
     """Citations by kind (every :data:`agentcredit.schema.EvidenceKind`, and not_found), and
     the labels downgraded because no (specific) output was cited.
 
@@ -133,9 +136,9 @@ def evidence_kinds(judgments: Sequence[ItemJudgment]) -> dict[str, int]:
     1
     """
     counts: Counter[str] = Counter({kind: 0 for kind in get_args(EvidenceKind)})
-    counts["not_found"] = 0
+    counts["not_found"] = counts["no_output_evidence"] = 0
     for judgment in judgments:
         for citation in judgment.evidence:
             counts[citation.kind or "not_found"] += 1
-    counts["no_output_evidence"] = sum(1 for j in judgments if j.reason == "no_output_evidence")
+        counts["no_output_evidence"] += judgment.reason == "no_output_evidence"
     return dict(counts)

@@ -39,9 +39,7 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                    "discrimination": discrimination, "scorers": discrimination["scorers"]})
     result["progress_among_failures"] = progress_among_failures(rows, rng, draws=draws)
     result["agreement"] = agreement(_pairs(store, checklists), rng, draws=draws)
-    result["evidence_kinds"] = evidence_kinds(
-        [j for (_, source), items in store.judgments().items() if source == "llm"
-         for j in items])
+    result["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
     if compare is not None:
         other, _ = trial_rows(compare)
         result["compare"] = compare_runs(rows, other, rng, draws=draws)
@@ -56,16 +54,15 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
 
 
 def _pairs(store: RunStore, checklists: dict[str, Any]) -> list[Pair]:
-    judgments = store.judgments()
     out: list[Pair] = []
-    for trial in store.trials():
+    for trial in store.iter_trials():
         checklist = checklists.get(trial["checklist_hash"] or "")
         tid = trial["trial_id"]
-        if checklist is None or (tid, "llm") not in judgments:
+        judgments = store.judgments_of(tid) if checklist is not None else {}
+        if checklist is None or "llm" not in judgments:
             continue
-        out += assertion_pairs(checklist, judgments[(tid, "llm")],
-                               judgments.get((tid, "verifier"), []), tid,
-                               trial["task_id"] or "?", trial["checks"])
+        out += assertion_pairs(checklist, judgments["llm"], judgments.get("verifier", []),
+                               tid, trial["task_id"] or "?", trial["checks"])
     return out
 
 

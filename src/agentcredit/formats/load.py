@@ -10,11 +10,14 @@ object. Nothing that goes wrong with one input stops the others: it becomes a
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import os
+import queue
 import re
+import threading
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,10 +59,15 @@ class LoadResult:
 
 
 class _Loader:
-    def __init__(self, strict: bool, inspect_scorer: str | None = None) -> None:
+    def __init__(self, strict: bool, inspect_scorer: str | None = None,
+                 sink: Callable[[Trial], None] | None = None) -> None:
         self.strict = strict
         self.inspect_scorer = inspect_scorer
         self.out = LoadResult()
+        self.sink = sink if sink is not None else self.out.trials.append
+        self.records = 0
+        self.ids = _DistinctIds(self.out.warnings)
+        self.scorer = _ScorerCheck(inspect_scorer)
         self.seen_dirs: set[tuple[int, int]] = set()
         self.suffixes = file_suffixes()
         self.out.warnings += [ReadError(path=group, reason=p, fatal=False)
@@ -87,11 +95,9 @@ class _Loader:
                 self.out.warnings.append(ReadError(path=str(path), fatal=False, reason=(
                     "already read through another input: read once")))
                 return
-            before = len(self.out.tasks) + len(self.out.trials)
-            errors_before = len(self.out.errors)
+            before, errors_before = self.records, len(self.out.errors)
             self.folder(path)
-            if len(self.out.tasks) + len(self.out.trials) == before and \
-                    len(self.out.errors) == errors_before:
+            if self.records == before and len(self.out.errors) == errors_before:
                 self.error(str(path), "no tasks or trials found in this folder")
         else:
             try:
@@ -147,8 +153,7 @@ class _Loader:
             self.file(path, explicit=False)
 
     def _count(self) -> int:
-        return len(self.out.tasks) + len(self.out.trials) + len(self.out.errors) + \
-            len(self.out.warnings)
+        return self.records + len(self.out.errors) + len(self.out.warnings)
 
     def try_record_folder(self, folder: Path, names: set[str]) -> bool:
         """Read the folder as one record if a folder reader takes it; True when one did."""
@@ -172,6 +177,7 @@ class _Loader:
                                                reason=f"task id has undecodable bytes: read "
                                                f"as {task.id!r}"))
         self.out.tasks.append(task)
+        self.records += 1
         self.out.formats[fmt] += 1
 
     def add_trial(self, trial: Trial) -> None:
@@ -186,8 +192,18 @@ class _Loader:
             if _SKIPPED_LINE.match(note):  # a line of the log was lost: the user must know
                 self.error(trial.trajectory_path or trial.source_path, f"{note} (the rest "
                            "of the trajectory was read)", fatal=False)
-        self.out.trials.append(guard_trial(trial))
+        self.records += 1
         self.out.formats[trial.format] += 1
+        self.scorer.see(trial)
+        kept = self.ids.distinct(trial)
+        if kept is not None:
+            self.sink(guard_trial(kept))
+
+    def finish(self) -> None:
+        """What can only be said once every input was read."""
+        problem = self.scorer.problem()
+        if problem is not None:
+            self.out.errors.append(problem)
 
 
 def load(paths: Iterable[str | Path], *, strict: bool = False,
@@ -205,21 +221,130 @@ def load(paths: Iterable[str | Path], *, strict: bool = False,
     with _gc_paused(), confined_to(given):
         for path in given:
             loader.path(path)
-    _distinct_trial_ids(loader.out)
-    if inspect_scorer is not None:
-        _check_scorer(loader.out, inspect_scorer)
+    loader.finish()
     return loader.out
 
 
-def _check_scorer(out: LoadResult, scorer: str) -> None:
+class TrialStream:
+    """The trials under some paths, read one at a time: a reader thread stays at most
+    ``window`` trials ahead of whoever iterates, so a run over any number of trials holds
+    a bounded number of them.
+
+    Iterate it once (``for`` or ``async for``). The tasks, errors, warnings and formats
+    (the :class:`LoadResult` without its trials, in :attr:`result`) are complete once the
+    iteration ends; :attr:`read` counts the trials handed out so far. Errors are those of
+    :func:`load` (``strict`` raises the first in the iterating thread).
+    """
+
+    def __init__(self, paths: Iterable[str | Path], *, strict: bool = False,
+                 inspect_scorer: str | None = None, window: int = 64) -> None:
+        self.paths = [Path(path) for path in paths]
+        self.read = 0
+        self._queue: queue.Queue[object] = queue.Queue(maxsize=window)
+        self._stop = threading.Event()
+        self._loader = _Loader(strict, inspect_scorer, sink=self._put)
+        self.result = self._loader.out
+        self._thread: threading.Thread | None = None
+
+    def _put(self, trial: Trial) -> None:
+        while not self._stop.is_set():
+            try:
+                self._queue.put(trial, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+        raise _Stopped
+
+    def _walk(self) -> None:
+        try:
+            with confined_to(self.paths):
+                for path in self.paths:
+                    self._loader.path(path)
+            self._loader.finish()
+            end: object = _END
+        except _Stopped:
+            return
+        except BaseException as exc:  # handed to the iterating thread, raised there
+            end = exc
+        while not self._stop.is_set():
+            try:
+                self._queue.put(end, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _start(self) -> None:
+        if self._thread is not None:
+            raise RuntimeError("a TrialStream is iterated once")
+        self._thread = threading.Thread(target=self._walk, name="agentcredit-reader",
+                                        daemon=True)
+        self._thread.start()
+
+    def _take(self, item: object) -> Trial | None:
+        if item is _END:
+            self._thread.join() if self._thread else None
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        self.read += 1
+        assert isinstance(item, Trial)
+        return item
+
+    def __iter__(self) -> Iterator[Trial]:
+        self._start()
+        try:
+            while (trial := self._take(self._queue.get())) is not None:
+                yield trial
+        finally:
+            self.close()
+
+    async def __aiter__(self) -> AsyncIterator[Trial]:
+        self._start()
+        try:
+            while True:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    item = await asyncio.to_thread(self._queue.get)
+                if (trial := self._take(item)) is None:
+                    return
+                yield trial
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the reader thread (iteration ended or was abandoned)."""
+        self._stop.set()
+
+
+class _Stopped(Exception):
+    """The stream was closed before every input was read."""
+
+
+_END = object()
+
+
+class _ScorerCheck:
     """An Inspect scorer that scored no sample at all is a mistake, not a run of 'none'."""
-    inspect = [t for t in out.trials if t.format.startswith("inspect")]
-    if inspect and all(t.outcome == "none" and (t.outcome_reason or "").startswith(
-            f"no score from scorer {scorer!r}") for t in inspect):
-        has = (inspect[0].outcome_reason or "").partition("(has: ")[2].rstrip(")")
-        out.errors.append(ReadError(path=inspect[0].source_path, reason=(
-            f"no sample has a score from --inspect-scorer {scorer!r}"
-            + (f" (the logs have: {has})" if has else ""))))
+
+    def __init__(self, scorer: str | None) -> None:
+        self.scorer, self.unscored_only = scorer, True
+        self.first: Trial | None = None
+
+    def see(self, trial: Trial) -> None:
+        if self.scorer is None or not trial.format.startswith("inspect"):
+            return
+        self.first = self.first or trial
+        self.unscored_only &= trial.outcome == "none" and (
+            trial.outcome_reason or "").startswith(f"no score from scorer {self.scorer!r}")
+
+    def problem(self) -> ReadError | None:
+        if self.first is None or not self.unscored_only:
+            return None
+        has = (self.first.outcome_reason or "").partition("(has: ")[2].rstrip(")")
+        return ReadError(path=self.first.source_path, reason=(
+            f"no sample has a score from --inspect-scorer {self.scorer!r}"
+            + (f" (the logs have: {has})" if has else "")))
 
 
 def is_clean_text(text: str) -> bool:
@@ -240,35 +365,37 @@ def clean_text(text: str) -> str:
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _distinct_trial_ids(out: LoadResult) -> None:
+class _DistinctIds:
     """Two trials never share an id: the same trial read twice (same file) is kept once;
     two different trials with one name (the same ``trial_name`` in two jobs) are both kept,
     the later one under ``<id>@<its job folder>`` (then ``#2``, ``#3``…), with a warning.
 
     A store keyed by trial id would otherwise let one silently replace the other.
     """
-    seen: dict[str, str] = {}
-    kept: list[Trial] = []
-    for trial in out.trials:
+
+    def __init__(self, warnings: list[ReadError]) -> None:
+        self.warnings = warnings
+        self.seen: dict[str, str] = {}
+
+    def distinct(self, trial: Trial) -> Trial | None:
+        """``trial``, renamed when its id is taken; None when it was read already."""
         source = trial.trajectory_path or trial.source_path
-        first = seen.get(trial.id)
+        first = self.seen.get(trial.id)
         if first is None:
-            seen[trial.id] = source
-            kept.append(trial)
-            continue
+            self.seen[trial.id] = source
+            return trial
         if first == source:
-            out.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
+            self.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
                 f"trial {trial.id!r} was reached twice through the inputs given: read once")))
-            continue
+            return None
         job = Path(trial.source_path).parent.name or "input"
         new_id, n = f"{trial.id}@{job}", 2
-        while new_id in seen:
+        while new_id in self.seen:
             new_id, n = f"{trial.id}@{job}#{n}", n + 1
-        seen[new_id] = source
-        kept.append(trial.model_copy(update={"id": new_id}))
-        out.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
+        self.seen[new_id] = source
+        self.warnings.append(ReadError(path=trial.source_path, fatal=False, reason=(
             f"trial id {trial.id!r} is also used by {first}: this one is kept as {new_id!r}")))
-    out.trials = kept
+        return trial.model_copy(update={"id": new_id})
 
 
 @contextmanager

@@ -230,20 +230,19 @@ def chosen_trials(rows: list[Any], scores: dict[str, Any], max_trials: int = MAX
 def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
                  scores: dict[str, Any], max_trials: int) -> list[dict[str, Any]]:
     """One view per chosen trial (its items, labels, evidence and scores)."""
-    judgments = store.judgments()
     row_by_id = {r.trial_id: r for r in rows}
     order = {trial_id: n for n, trial_id in enumerate(chosen_trials(rows, scores, max_trials))}
-    stored = [t for t in store.trials() if t["trial_id"] in order]
+    stored = [t for t in store.iter_trials() if t["trial_id"] in order]
     trials = []
     for row, trial in _reread(stored):
         if row["trial_id"] not in scores or row["checklist_hash"] not in checklists or \
                 row["trial_id"] not in row_by_id:
             continue  # not judged by the run's model: listed in the errors, not scored
         s = scores[row["trial_id"]]
-        chosen = judgments.get((row["trial_id"], s.judge), [])
-        view = _trial_view(row, chosen, trial, checklists,
+        judgments = store.judgments_of(row["trial_id"])
+        view = _trial_view(row, judgments.get(s.judge, []), trial, checklists,
                            _Labels(row_by_id[row["trial_id"]].labels),
-                           judgments.get((row["trial_id"], "verifier"), []))
+                           judgments.get("verifier", []))
         view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
                      "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
         trials.append(view)

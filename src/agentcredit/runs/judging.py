@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,12 +67,19 @@ def instruction_for(trial: Trial, task: Task | None) -> str:
 
 
 async def judge_trials(
-    store: RunStore, trials: list[Trial], checklists: dict[str, Checklist],
-    tasks: dict[str, Task], options: JudgeOptions,
+    store: RunStore, trials: Iterable[Trial] | AsyncIterable[Trial],
+    checklists: dict[str, Checklist], tasks: dict[str, Task], options: JudgeOptions,
     progress: Callable[[str], None] | None = None,
 ) -> JudgeSummary:
-    """Judge every trial that has a checklist; finished trials are skipped (resume)."""
-    judging = _Judging(store, checklists, tasks, options, JudgeSummary(trials=len(trials)))
+    """Judge every trial that has a checklist; finished trials are skipped (resume).
+
+    Trials are taken from ``trials`` as they come (a list, or a stream that reads them):
+    at most a window of them (a few times the concurrency) is held at once, each dropped
+    as soon as it is recorded, so memory does not grow with the number of trials.
+    """
+    judging = _Judging(store, checklists, tasks, options, JudgeSummary())
+    window = max(16, 4 * options.concurrency)
+    running: set[asyncio.Task[None]] = set()
 
     async def tracked(trial: Trial) -> None:
         try:
@@ -81,8 +88,29 @@ async def judge_trials(
             if progress is not None:
                 progress(trial.id)
 
-    await asyncio.gather(*(tracked(t) for t in trials))
+    try:
+        async for trial in _each(trials):
+            judging.summary.trials += 1
+            if len(running) >= window:
+                done, running = await asyncio.wait(running,
+                                                   return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()  # a bug in judging one trial ends the pass, as it did
+            running.add(asyncio.create_task(tracked(trial)))
+        await asyncio.gather(*running)
+    finally:
+        for task in running:
+            task.cancel()
     return judging.summary
+
+
+async def _each(trials: Iterable[Trial] | AsyncIterable[Trial]) -> AsyncIterator[Trial]:
+    if isinstance(trials, AsyncIterable):
+        async for trial in trials:
+            yield trial
+    else:
+        for trial in trials:
+            yield trial
 
 
 class _Judging:

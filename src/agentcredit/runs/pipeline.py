@@ -27,7 +27,7 @@ from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VERSION
 from agentcredit.errors import ConfigError, NothingToScore
 from agentcredit.evidence.quotes import EVIDENCE_MODES
-from agentcredit.formats import load
+from agentcredit.formats import TrialStream, load
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
@@ -35,7 +35,7 @@ from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
 from agentcredit.runs.status import RunStatus
-from agentcredit.schema import Checklist, ReadError, Task, Trial
+from agentcredit.schema import Checklist, ReadError, Task
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
 from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
@@ -130,26 +130,33 @@ async def score_async(
         client = client_for(model, default_cache=out / "responses.sqlite")
         concurrency = concurrency_of(model)
         progress = _watched(progress, status, client)
-        task_list, trial_list, errors = _load(Path(tasks), Path(trials), inspect_scorer)
+        task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
+        trial_stream = TrialStream([Path(trials)], inspect_scorer=inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
                                                    client, concurrency, progress)
         store = RunStore(out)
-        stamp_meta(store, {
-            "command": "run", "tasks": str(tasks), "trials": str(trials),
-            "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-            **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
-                          budget_tokens=budget_tokens, evidence=evidence, skipped=errors)})
+        meta = {"command": "run", "tasks": str(tasks), "trials": str(trials),
+                "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
+
+        def provenance(skipped: list[ReadError]) -> None:
+            stamp_meta(store, {**meta, **_judge_meta(
+                client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
+                budget_tokens=budget_tokens, evidence=evidence, skipped=skipped)})
+
+        provenance(task_errors)
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=bool(client and client.retry_failed),
                                generic=generic, evidence=evidence, specificity=rule_set.evidence)
         with summary_if_interrupted(out, fmt):
-            judged = await _judge(store, trial_list, checklists, task_list, options, progress,
+            judged = await _judge(store, trial_stream, checklists, task_list, options, progress,
                                   close=client is not model)
-        trial_count = len(trial_list)
-        del trial_list  # the report reads trials back one source at a time: never two copies
+        errors = [*task_errors, *trial_stream.result.errors]
+        _no_inspect_score(errors)
+        provenance(errors)
+        trial_count = trial_stream.read
         path, summary = write_scores(store, out, fmt)
         report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
         return RunResult(
@@ -213,15 +220,17 @@ def check_options(model: object, evidence: str, **asked: bool) -> None:
                           "a model only the verifier evidence is used)")
 
 
-def _load(tasks: Path, trials: Path, inspect_scorer: str | None,
-          ) -> tuple[list[Task], list[Trial], list[ReadError]]:
-    first = load([tasks], inspect_scorer=inspect_scorer)
-    second = load([trials], inspect_scorer=inspect_scorer)
-    errors = [*first.errors, *second.errors]
+def _load_tasks(tasks: Path, inspect_scorer: str | None) -> tuple[list[Task], list[ReadError]]:
+    """The tasks (few: read whole; the trials are streamed)."""
+    found = load([tasks], inspect_scorer=inspect_scorer)
+    _no_inspect_score(found.errors)
+    return found.tasks, found.errors
+
+
+def _no_inspect_score(errors: list[ReadError]) -> None:
     for error in errors:
         if error.reason.startswith(NO_INSPECT_SCORE):
             raise NothingToScore(error.reason, errors)
-    return first.tasks, second.trials, errors
 
 
 def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
@@ -251,26 +260,31 @@ async def judge_run_async(
         frozen = load_checklists(Path(checklists))
         rule_set = load_rules(rules)
         task_result = load([Path(tasks)]) if tasks else None
-        trial_result = load([Path(trials)])
+        trial_stream = TrialStream([Path(trials)])
         task_list = task_result.tasks if task_result else []
+        task_errors = task_result.errors if task_result else []
         store = RunStore(out)
-        stamp_meta(store, {
-            "command": "judge", "trials": str(trials), "checklists": str(checklists),
-            **_judge_meta(client, rule_set, seed=seed, holistic=holistic, per_item=per_item,
-                          budget_tokens=budget_tokens, evidence=evidence,
-                          skipped=[*(task_result.errors if task_result else []),
-                                   *trial_result.errors])})
+
+        def provenance(skipped: list[ReadError]) -> None:
+            stamp_meta(store, {
+                "command": "judge", "trials": str(trials), "checklists": str(checklists),
+                **_judge_meta(client, rule_set, seed=seed, holistic=holistic,
+                              per_item=per_item, budget_tokens=budget_tokens,
+                              evidence=evidence, skipped=skipped)})
+
+        provenance(task_errors)
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=bool(client and client.retry_failed),
                                generic=generic, evidence=evidence, specificity=rule_set.evidence)
         with summary_if_interrupted(out, "csv"):
-            judged = await _judge(store, trial_result.trials, frozen, task_list, options,
+            judged = await _judge(store, trial_stream, frozen, task_list, options,
                                   progress, close=client is not model)
+        errors = [*task_errors, *trial_stream.result.errors]
+        provenance(errors)
         path, summary = write_scores(store, out, "csv")
         return RunResult(
-            out=out, tasks=len(task_list), trials=len(trial_result.trials),
-            load_errors=[*(task_result.errors if task_result else []), *trial_result.errors],
+            out=out, tasks=len(task_list), trials=trial_stream.read, load_errors=errors,
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
             report_path=None, store_path=store.path,
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
@@ -315,6 +329,20 @@ def _write_partial(run_dir: Path, fmt: str) -> None:
         warnings.warn(f"could not write a partial summary in {run_dir}: {exc}", stacklevel=2)
 
 
+def _read_stepper(progress: Progress | None, trials: TrialStream) -> Callable[[str], None]:
+    """Judging progress while trials are still being read: the total is what was read so
+    far (exact once reading ends)."""
+    done = 0
+
+    def step(_: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress("judging", done, max(done, trials.read))
+
+    return step
+
+
 def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str], None]:
     done = 0
 
@@ -329,12 +357,12 @@ def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str
     return step
 
 
-async def _judge(store: RunStore, trials: list[Trial], checklists: dict[str, Checklist],
+async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Checklist],
                  tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
                  close: bool) -> JudgeSummary:
     try:
         return await judge_trials(store, trials, checklists, {t.id: t for t in tasks}, options,
-                                  progress=_stepper(progress, "judging", len(trials)))
+                                  progress=_read_stepper(progress, trials))
     finally:
         if close and options.model is not None:
             await options.model.aclose()
@@ -363,14 +391,12 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
     (``interrupted``: the run stopped before it finished; the summary says so)."""
     rows = run_scores(store)
     path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
-    judgments = [{"trial_id": t, "source": s, **j.model_dump(mode="json")}
-                 for (t, s), items in sorted(store.judgments().items()) for j in items]
+    judgments = ({"trial_id": t, "source": j.source, **j.model_dump(mode="json")}
+                 for t, j in store.iter_judgments())
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
     summary = aggregate(rows)
     summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
-    summary["evidence_kinds"] = evidence_kinds(
-        [j for (_, source), items in store.judgments().items() if source == "llm"
-         for j in items])
+    summary["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
     if interrupted:
         summary["interrupted"] = True
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,23 +13,27 @@ from agentcredit.errors import ConfigError, PrerequisiteError
 FORMATS = ("csv", "jsonl", "parquet")
 
 
-def write_rows(rows: Sequence[dict[str, Any]], path: Path, fmt: str,
+def write_rows(rows: Iterable[dict[str, Any]], path: Path, fmt: str,
                columns: Sequence[str] | None = None) -> Path:
-    """Write ``rows`` to ``path`` in ``fmt``; empty values stay empty (never 0)."""
+    """Write ``rows`` to ``path`` in ``fmt``; empty values stay empty (never 0). CSV and
+    JSON Lines are written as the rows come (a generator is never held whole)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     path.parent.mkdir(parents=True, exist_ok=True)
-    names = list(columns or (rows[0].keys() if rows else []))
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        return path
+    if columns is None:
+        rows = list(rows)
+    names = list(columns or (rows[0].keys() if rows else []))  # type: ignore[index]
     if fmt == "csv":
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=names, extrasaction="ignore")
             writer.writeheader()
             for row in rows:
                 writer.writerow({k: _cell(row.get(k)) for k in names})
-    elif fmt == "jsonl":
-        with path.open("w", encoding="utf-8") as handle:
-            for row in rows:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     else:
         try:
             import pyarrow as pa

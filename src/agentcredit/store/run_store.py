@@ -56,6 +56,17 @@ CREATE TABLE IF NOT EXISTS errors (
 """
 
 
+_JUDGMENTS = "SELECT trial_id, source, item_id, label, reason, rationale, evidence " \
+    "FROM judgments"
+
+
+def _judgment(source: str, item_id: str, label: Any, reason: Any, rationale: str | None,
+              evidence: str) -> ItemJudgment:
+    return ItemJudgment(item_id=item_id, label=label, reason=reason, rationale=rationale or "",
+                        source=source,
+                        evidence=tuple(Citation(**c) for c in json.loads(evidence)))
+
+
 class RunStore:
     """Typed access to a run's SQLite file."""
 
@@ -114,12 +125,16 @@ class RunStore:
              trial.model))
 
     def trials(self) -> list[dict[str, Any]]:
+        return list(self.iter_trials())
+
+    def iter_trials(self) -> Iterator[dict[str, Any]]:
+        """The stored trials one at a time, in the order they were first stored."""
         cursor = self.db.execute("SELECT * FROM trials ORDER BY rowid")
         names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor]
-        for row in rows:
+        for values in cursor:
+            row = dict(zip(names, values, strict=True))
             row["checks"] = json.loads(row["checks"])
-        return rows
+            yield row
 
     # judgments
 
@@ -151,20 +166,33 @@ class RunStore:
 
     def judgments(self, source: str | None = None) -> dict[tuple[str, str], list[ItemJudgment]]:
         """Judgments by (trial_id, source)."""
-        query = "SELECT trial_id, source, item_id, label, reason, rationale, evidence " \
-                "FROM judgments" + (" WHERE source = ?" if source else "")
         out: dict[tuple[str, str], list[ItemJudgment]] = {}
-        for trial_id, src, item_id, label, reason, rationale, evidence in self.db.execute(
-                query, (source,) if source else ()):
-            out.setdefault((trial_id, src), []).append(ItemJudgment(
-                item_id=item_id, label=label, reason=reason, rationale=rationale or "",
-                source=src, evidence=tuple(Citation(**c) for c in json.loads(evidence))))
+        for trial_id, judgment in self.iter_judgments(source):
+            out.setdefault((trial_id, judgment.source or ""), []).append(judgment)
         return out
 
-    def judged_models(self) -> dict[tuple[str, str], tuple[str | None, str | None, int | None]]:
-        """(model, prompt_version, seed) of each (trial, source)."""
-        return {(t, s): (m, p, seed) for t, s, m, p, seed in self.db.execute(
-            "SELECT DISTINCT trial_id, source, model, prompt_version, seed FROM judgments")}
+    def iter_judgments(self, source: str | None = None) -> Iterator[tuple[str, ItemJudgment]]:
+        """(trial_id, judgment) one at a time, a trial's together, in key order."""
+        query = _JUDGMENTS + (" WHERE source = ?" if source else "") + \
+            " ORDER BY trial_id, source, rowid"
+        for trial_id, *row in self.db.execute(query, (source,) if source else ()):
+            yield trial_id, _judgment(*row)
+
+    def judgments_of(self, trial_id: str) -> dict[str, list[ItemJudgment]]:
+        """One trial's judgments by source."""
+        out: dict[str, list[ItemJudgment]] = {}
+        for _, *row in self.db.execute(_JUDGMENTS + " WHERE trial_id = ? ORDER BY rowid",
+                                    (trial_id,)):
+            judgment = _judgment(*row)
+            out.setdefault(judgment.source or "", []).append(judgment)
+        return out
+
+    def judged_model(self, trial_id: str, source: str,
+                     ) -> tuple[str | None, str | None, int | None]:
+        """(model, prompt_version, seed) of one trial's judgments from one source."""
+        row = self.db.execute("SELECT model, prompt_version, seed FROM judgments WHERE "
+                              "trial_id = ? AND source = ? LIMIT 1", (trial_id, source)).fetchone()
+        return (row[0], row[1], row[2]) if row else (None, None, None)
 
     def trials_with_failed_judge(self) -> set[str]:
         return {r[0] for r in self.db.execute(
@@ -185,6 +213,11 @@ class RunStore:
     def holistic(self) -> dict[str, tuple[float | None, str]]:
         return {t: (s, r) for t, s, r in self.db.execute(
             "SELECT trial_id, score, rationale FROM holistic")}
+
+    def holistic_score(self, trial_id: str) -> float | None:
+        row = self.db.execute("SELECT score FROM holistic WHERE trial_id = ?",
+                              (trial_id,)).fetchone()
+        return row[0] if row else None
 
     # turn-level rubric verdicts (SkillRubric)
     def record_turn_verdict(self, verdict: TrialVerdict, *,

@@ -93,27 +93,21 @@ def scored_trials(store: RunStore, *, source: str | None = None,
     labels in its place) unless ``include_unjudged``."""
     asked = source is None and store.meta().get("model") is not None
     checklists = store.checklists()
-    by_trial: dict[str, dict[str, list[ItemJudgment]]] = {}
-    for (trial_id, judged_by), items in store.judgments().items():
-        by_trial.setdefault(trial_id, {})[judged_by] = items
-    holistic = store.holistic()
-    for trial in store.trials():
+    for trial in store.iter_trials():  # one trial at a time: memory does not grow with N
         checklist = checklists.get(trial["checklist_hash"] or "")
         if checklist is None:
             continue
-        judged = by_trial.get(trial["trial_id"], {})
+        judged = store.judgments_of(trial["trial_id"])
         if asked and "llm" not in judged and not include_unjudged:
             continue
         yield StoredTrial(row=trial, checklist=checklist,
                           source=source or ("llm" if "llm" in judged else "verifier"),
-                          judgments=judged,
-                          holistic=holistic.get(trial["trial_id"], (None, ""))[0],
+                          judgments=judged, holistic=store.holistic_score(trial["trial_id"]),
                           statuses=list(trial["checks"].values()))
 
 
 def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore]:
     """A score per stored trial, from the LLM judgments when present, else the verifier's."""
-    provenance = store.judged_models()
     rows: list[TrialScore] = []
     asked = source is None and store.meta().get("model") is not None
     reasons = _open_reasons(store) if asked else {}
@@ -125,7 +119,7 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
         trial, checklist, chosen, labels = stored.row, stored.checklist, stored.source, \
             stored.labels
         fused, metrics = score_trial(checklist, labels, trial["outcome"])
-        model, prompt, seed = provenance.get((trial["trial_id"], chosen), (None, None, None))
+        model, prompt, seed = store.judged_model(trial["trial_id"], chosen)
         statuses = stored.statuses
         rows.append(TrialScore(
             trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
