@@ -60,25 +60,31 @@ def export_batch(cache: ResponseCache, out: Path, anthropic_out: Path | None = N
     """Write pending requests: OpenAI Batch JSONL to ``out``, Anthropic Message Batches
     JSONL to ``anthropic_out`` (default: beside ``out``, when there are any)."""
     report = ExportReport()
-    anthropic_lines: list[str] = []
-    openai_lines: list[str] = []
-    for key, model, body in cache.pending():
-        provider = provider_of(model)
-        if provider is None:
-            report.skipped.append((key, f"{model} has no batch API"))
-        else:
-            (anthropic_lines if provider == "anthropic" else openai_lines).append(
-                batch_line(provider, key, body))
-    if openai_lines or not anthropic_lines:  # no empty OpenAI file beside Anthropic requests
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text("".join(line + "\n" for line in openai_lines), encoding="utf-8")
-        report.written = len(openai_lines)
-    if anthropic_lines:
-        target = anthropic_out or anthropic_path_for(out)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text("\n".join(anthropic_lines) + "\n", encoding="utf-8")
-        report.anthropic_written = len(anthropic_lines)
+    target = anthropic_out or anthropic_path_for(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with out.open("w", encoding="utf-8") as openai, \
+            partial.open("w", encoding="utf-8") as anthropic:  # one request at a time
+        for key, model, body in cache.iter_pending():
+            provider = provider_of(model)
+            if provider is None:
+                report.skipped.append((key, f"{model} has no batch API"))
+                continue
+            line = batch_line(provider, key, body) + "\n"
+            if provider == "anthropic":
+                anthropic.write(line)
+                report.anthropic_written += 1
+            else:
+                openai.write(line)
+                report.written += 1
+    if report.anthropic_written:
+        partial.replace(target)
         report.anthropic_path = target
+        if not report.written:  # no empty OpenAI file beside Anthropic requests
+            out.unlink()
+    else:
+        partial.unlink()
     return report
 
 
@@ -103,7 +109,7 @@ def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
             report.errors.append((custom_id, reason))
         else:
             report.imported += 1
-    report.missing = [key for key, _, _ in cache.pending() if key not in seen]
+    report.missing = [key for key, _, _ in cache.iter_pending() if key not in seen]
     return report
 
 
