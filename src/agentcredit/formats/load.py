@@ -317,8 +317,9 @@ class TrialStream:
         self._stop.set()
 
 
-class _Stopped(Exception):
-    """The stream was closed before every input was read."""
+class _Stopped(BaseException):
+    """The stream was closed before every input was read (a BaseException: no reader's
+    error handler may swallow it)."""
 
 
 _END = object()
