@@ -69,6 +69,13 @@ def _decoded(literal: str) -> str:
     return _ESCAPE.sub(one, literal)
 
 
+CACHED_LITERAL_CHARS = 4_096
+"""Literals up to this long are prepared once for every trial that typed them; a longer one
+(a file's content written by a here-document) is prepared for its trial and not kept."""
+MEMO_SIZE = 4_096
+"""Answers an index remembers (the lines of the trial being judged; cleared when full)."""
+
+
 @lru_cache(maxsize=8192)
 def _prepared(literal: str) -> _Literal:
     variants = [literal] if "\\" not in literal else [literal, _decoded(literal)]
@@ -169,7 +176,8 @@ class LiteralIndex:
     """
 
     def __init__(self, literals: tuple[str, ...]) -> None:
-        self.prepared = [_prepared(literal) for literal in literals]
+        self.prepared = [_prepared(literal) if len(literal) <= CACHED_LITERAL_CHARS
+                         else _prepared.__wrapped__(literal) for literal in literals]
         texts, self.starts, self.owner = [], [], []
         position = 0
         for index, literal in enumerate(self.prepared):
@@ -192,8 +200,9 @@ class LiteralIndex:
         found = self.memo.get((line, end))
         if found is None:
             found = self._authored(line, end)
-            if len(self.memo) < 200_000:
-                self.memo[(line, end)] = found
+            if len(self.memo) >= MEMO_SIZE:  # an index outlives its trial (it is shared by
+                self.memo.clear()            # trials that typed the same): bound what it keeps
+            self.memo[(line, end)] = found
         return found
 
     def _authored(self, line: str, end: int) -> bool:
