@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import hashlib
 import os
 import queue
 import re
@@ -69,6 +70,10 @@ class _Loader:
         self.ids = _DistinctIds(self.out.warnings)
         self.scorer = _ScorerCheck(inspect_scorer)
         self.seen_dirs: set[tuple[int, int]] = set()
+        self.finished: Callable[[str], tuple[str, str] | None] | None = None
+        self.fingerprints: dict[str, tuple[str, str]] | None = None
+        self.skipped = 0
+        self.folder_now = ""
         self.suffixes = file_suffixes()
         self.out.warnings += [ReadError(path=group, reason=p, fatal=False)
                               for group, problems in ((ENTRY_POINT_GROUP, plugin_problems()),
@@ -119,7 +124,10 @@ class _Loader:
         if key in self.seen_dirs:
             return  # reached again through a symlink
         self.seen_dirs.add(key)
+        if self.finished is not None and self._skip_finished(folder):
+            return
         names = {e.name for e in entries}
+        self.folder_now = os.path.abspath(folder)
         if self.try_record_folder(folder, names):
             return
         job = "config.json" in names
@@ -151,6 +159,18 @@ class _Loader:
                         reason="empty or partial trial folder (no result.json): skipped"))
         elif entry.name.endswith(self.suffixes):
             self.file(path, explicit=False)
+
+    def _skip_finished(self, folder: Path) -> bool:
+        """A trial folder a run finished with, unchanged since: not read again."""
+        assert self.finished is not None
+        where = os.path.abspath(folder)
+        known = self.finished(where)
+        if known is None or known[0] != folder_fingerprint(where):
+            return False
+        self.records += 1
+        self.skipped += 1
+        self.ids.seen.setdefault(known[1], where)
+        return True
 
     def _count(self) -> int:
         return self.records + len(self.out.errors) + len(self.out.warnings)
@@ -196,8 +216,12 @@ class _Loader:
         self.out.formats[trial.format] += 1
         self.scorer.see(trial)
         kept = self.ids.distinct(trial)
-        if kept is not None:
-            self.sink(guard_trial(kept))
+        if kept is None:
+            return
+        if self.fingerprints is not None and \
+                os.path.abspath(trial.source_path) == self.folder_now:
+            self.fingerprints[kept.id] = (self.folder_now, folder_fingerprint(self.folder_now))
+        self.sink(guard_trial(kept))
 
     def finish(self) -> None:
         """What can only be said once every input was read."""
@@ -237,14 +261,31 @@ class TrialStream:
     """
 
     def __init__(self, paths: Iterable[str | Path], *, strict: bool = False,
-                 inspect_scorer: str | None = None, window: int = 64) -> None:
+                 inspect_scorer: str | None = None, window: int = 64,
+                 finished: Callable[[str], tuple[str, str] | None] | None = None) -> None:
+        """``finished(folder)``: (fingerprint, trial id) of a trial folder whose trial needs
+        no more work; a folder with that fingerprint is skipped, not read (counted in
+        :attr:`skipped`). With it, :meth:`folder_of` tells each trial's folder and
+        fingerprint for the index the caller keeps."""
         self.paths = [Path(path) for path in paths]
         self.read = 0
         self._queue: queue.Queue[object] = queue.Queue(maxsize=window)
         self._stop = threading.Event()
         self._loader = _Loader(strict, inspect_scorer, sink=self._put)
+        if finished is not None:
+            self._loader.finished, self._loader.fingerprints = finished, {}
         self.result = self._loader.out
         self._thread: threading.Thread | None = None
+
+    @property
+    def skipped(self) -> int:
+        """Trial folders left unread: finished and unchanged."""
+        return self._loader.skipped
+
+    def folder_of(self, trial: Trial) -> tuple[str, str] | None:
+        """(folder, fingerprint) of a trial read from a trial folder (once per trial)."""
+        found = self._loader.fingerprints
+        return found.pop(trial.id, None) if found is not None else None
 
     def _put(self, trial: Trial) -> None:
         while not self._stop.is_set():
@@ -315,6 +356,30 @@ class TrialStream:
     def close(self) -> None:
         """Stop the reader thread (iteration ended or was abandoned)."""
         self._stop.set()
+
+
+def folder_fingerprint(folder: str) -> str:
+    """The names, sizes and modification times of every file under a folder, hashed: what
+    changes when anything in a trial folder is written again."""
+    seen: list[str] = []
+    pending = [folder]
+    while pending:
+        current = pending.pop()
+        try:
+            with os.scandir(current) as scan:
+                for entry in scan:
+                    try:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                            continue
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    seen.append(f"{entry.path}\0{st.st_size}\0{st.st_mtime_ns}")
+        except OSError as exc:
+            seen.append(f"{current}\0unlistable {exc.errno}")
+    return hashlib.sha256("\n".join(sorted(seen)).encode("utf-8", "surrogateescape")
+                          ).hexdigest()[:32]
 
 
 class _Stopped(BaseException):

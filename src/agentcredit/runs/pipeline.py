@@ -12,7 +12,7 @@ import asyncio
 import json
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -35,7 +35,7 @@ from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
 from agentcredit.runs.status import RunStatus
-from agentcredit.schema import Checklist, ReadError, Task
+from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
 from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
@@ -131,7 +131,6 @@ async def score_async(
         concurrency = concurrency_of(model)
         progress = _watched(progress, status, client)
         task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
-        trial_stream = TrialStream([Path(trials)], inspect_scorer=inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
@@ -150,13 +149,14 @@ async def score_async(
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=bool(client and client.retry_failed),
                                generic=generic, evidence=evidence, specificity=rule_set.evidence)
+        trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_stream, checklists, task_list, options, progress,
                                   close=client is not model)
         errors = [*task_errors, *trial_stream.result.errors]
         _no_inspect_score(errors)
         provenance(errors)
-        trial_count = trial_stream.read
+        trial_count = judged.trials
         path, summary = write_scores(store, out, fmt)
         report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
         return RunResult(
@@ -260,7 +260,6 @@ async def judge_run_async(
         frozen = load_checklists(Path(checklists))
         rule_set = load_rules(rules)
         task_result = load([Path(tasks)]) if tasks else None
-        trial_stream = TrialStream([Path(trials)])
         task_list = task_result.tasks if task_result else []
         task_errors = task_result.errors if task_result else []
         store = RunStore(out)
@@ -277,6 +276,7 @@ async def judge_run_async(
                                budget_tokens=budget_tokens, concurrency=concurrency,
                                retry_failed=bool(client and client.retry_failed),
                                generic=generic, evidence=evidence, specificity=rule_set.evidence)
+        trial_stream = _trial_stream(store, Path(trials), frozen, options, None)
         with summary_if_interrupted(out, "csv"):
             judged = await _judge(store, trial_stream, frozen, task_list, options,
                                   progress, close=client is not model)
@@ -284,7 +284,7 @@ async def judge_run_async(
         provenance(errors)
         path, summary = write_scores(store, out, "csv")
         return RunResult(
-            out=out, tasks=len(task_list), trials=trial_stream.read, load_errors=errors,
+            out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
             report_path=None, store_path=store.path,
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
@@ -357,12 +357,39 @@ def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str
     return step
 
 
+def _trial_stream(store: RunStore, trials: Path, checklists: dict[str, Checklist],
+                  options: JudgeOptions, inspect_scorer: str | None) -> TrialStream:
+    """The trials to judge, read as they are needed; a trial folder this run finished with
+    (every judgment this run asks for recorded against today's checklist, no open error)
+    and unchanged since is not read again: a rerun reads only what changed."""
+    sources = ["verifier", *(["llm"] if options.model else []),
+               *(["generic"] if options.model and options.generic else [])]
+    finished = store.finished_inputs(
+        sources, {task: c.hash for task, c in checklists.items()},
+        holistic=options.holistic and options.model is not None,
+        failed_again=options.retry_failed)
+    return TrialStream([trials], inspect_scorer=inspect_scorer, finished=finished.get)
+
+
+async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]:
+    """The stream's trials, each one's folder and fingerprint recorded as it passes."""
+    async for trial in trials:
+        where = trials.folder_of(trial)
+        if where is not None:
+            store.record_input(trial.id, *where)
+        yield trial
+
+
 async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Checklist],
                  tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
                  close: bool) -> JudgeSummary:
     try:
-        return await judge_trials(store, trials, checklists, {t.id: t for t in tasks}, options,
-                                  progress=_read_stepper(progress, trials))
+        summary = await judge_trials(store, _indexed(store, trials), checklists,
+                                     {t.id: t for t in tasks}, options,
+                                     progress=_read_stepper(progress, trials))
+        summary.trials += trials.skipped
+        summary.resumed += trials.skipped
+        return summary
     finally:
         if close and options.model is not None:
             await options.model.aclose()

@@ -50,6 +50,8 @@ CREATE TABLE IF NOT EXISTS holistic (
 CREATE TABLE IF NOT EXISTS turn_verdicts (
     trial_id TEXT PRIMARY KEY, skill_id TEXT NOT NULL, skill_hash TEXT NOT NULL,
     body TEXT NOT NULL, model TEXT, prompt_version TEXT, seed INTEGER, at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS inputs (
+    trial_id TEXT PRIMARY KEY, folder TEXT NOT NULL, fingerprint TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS errors (
     id INTEGER PRIMARY KEY AUTOINCREMENT, trial_id TEXT, stage TEXT NOT NULL,
     message TEXT NOT NULL, at REAL NOT NULL, resolved_at REAL);
@@ -135,6 +137,33 @@ class RunStore:
             row = dict(zip(names, values, strict=True))
             row["checks"] = json.loads(row["checks"])
             yield row
+
+    def record_input(self, trial_id: str, folder: str, fingerprint: str) -> None:
+        """Where a trial was read from, and what its folder held then."""
+        self.db.execute("INSERT OR REPLACE INTO inputs (trial_id, folder, fingerprint) "
+                        "VALUES (?, ?, ?)", (trial_id, folder, fingerprint))
+
+    def finished_inputs(self, sources: list[str], checklist_hashes: dict[str, str], *,
+                        holistic: bool = False, failed_again: bool = False,
+                        ) -> dict[str, tuple[str, str]]:
+        """folder -> (fingerprint, trial id) of every trial read from a folder that needs
+        no more work: done for every source in ``sources`` (and its holistic score when
+        ``holistic``), judged against its task's checklist in ``checklist_hashes``, no open
+        error, and (``failed_again``) no failed judge call to ask again."""
+        marks = ",".join("?" * len(sources))
+        query = (
+            "SELECT i.folder, i.fingerprint, t.trial_id, t.task_id, t.checklist_hash "
+            "FROM inputs i JOIN trials t ON t.trial_id = i.trial_id WHERE "
+            f"(SELECT COUNT(*) FROM done d WHERE d.trial_id = t.trial_id AND d.source IN "
+            f"({marks})) = ? AND NOT EXISTS (SELECT 1 FROM errors e WHERE "
+            "e.trial_id = t.trial_id AND e.resolved_at IS NULL)"
+            + (" AND EXISTS (SELECT 1 FROM holistic h WHERE h.trial_id = t.trial_id)"
+               if holistic else "")
+            + (" AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.trial_id = t.trial_id AND "
+               "j.reason = 'judge_failed')" if failed_again else ""))
+        return {folder: (fingerprint, trial_id) for folder, fingerprint, trial_id, task_id,
+                checklist_hash in self.db.execute(query, (*sources, len(sources)))
+                if checklist_hashes.get(task_id or "") == checklist_hash}
 
     # judgments
 
