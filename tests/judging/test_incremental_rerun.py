@@ -52,7 +52,8 @@ def test_a_rerun_reads_only_what_changed(tmp_path: Path, monkeypatch: pytest.Mon
     assert offered == [changed.name]  # the one folder written since is read again
 
 
-def test_a_trial_with_an_open_error_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trial_with_an_open_error_is_read_again(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     write_task(tmp_path / "tasks")
     job = write_trials(tmp_path / "trials", 4, steps=3)
     out = tmp_path / "run"
@@ -64,7 +65,8 @@ def test_a_trial_with_an_open_error_is_read_again(tmp_path: Path, monkeypatch: p
     assert offered == [trial_id]
 
 
-def test_another_checklist_reads_every_trial_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_another_checklist_reads_every_trial_again(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     write_task(tmp_path / "tasks")
     write_trials(tmp_path / "trials", 3, steps=3)
     out = tmp_path / "run"
