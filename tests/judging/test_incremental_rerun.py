@@ -36,6 +36,7 @@ def test_a_rerun_reads_only_what_changed(tmp_path: Path, monkeypatch: pytest.Mon
     out = tmp_path / "run"
     first = score(tmp_path / "tasks", tmp_path / "trials", out)
     before = (out / "scores.csv").read_text()
+    made = {name: (out / name).stat().st_mtime_ns for name in ("scores.csv", "report.html")}
     offered = _reads(monkeypatch)
 
     again = score(tmp_path / "tasks", tmp_path / "trials", out)
@@ -43,13 +44,16 @@ def test_a_rerun_reads_only_what_changed(tmp_path: Path, monkeypatch: pytest.Mon
     assert again.trials == first.trials == 12
     assert again.judged.resumed == 12
     assert (out / "scores.csv").read_text() == before
+    # nothing in the store changed: the outputs made from it are not made again
+    assert {name: (out / name).stat().st_mtime_ns for name in made} == made
 
     changed = sorted(job.iterdir())[3]
     result = changed / "result.json"
     stamp = result.stat().st_mtime_ns + 10**9
     os.utime(result, ns=(stamp, stamp))
-    score(tmp_path / "tasks", tmp_path / "trials", out)
+    score(tmp_path / "tasks", tmp_path / "trials", out, fmt="jsonl")
     assert offered == [changed.name]  # the one folder written since is read again
+    assert (out / "scores.jsonl").exists()  # another format asked: written
 
 
 def test_a_trial_with_an_open_error_is_read_again(tmp_path: Path,

@@ -9,6 +9,7 @@ command line only parses options, calls :func:`score` and prints its :class:`Run
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import time
 import warnings
@@ -157,8 +158,7 @@ async def score_async(
         _no_inspect_score(errors)
         provenance(errors)
         trial_count = judged.trials
-        path, summary = write_scores(store, out, fmt)
-        report_path = write_report(store, analyze_store(store, seed=seed), out / "report.html")
+        path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=True)
         return RunResult(
             out=out, tasks=len(task_list), trials=trial_count, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
@@ -282,7 +282,7 @@ async def judge_run_async(
                                   progress, close=client is not model)
         errors = [*task_errors, *trial_stream.result.errors]
         provenance(errors)
-        path, summary = write_scores(store, out, "csv")
+        path, summary, _ = _outputs(store, out, "csv", seed=seed, report=False)
         return RunResult(
             out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
@@ -410,6 +410,43 @@ def stamp_meta(store: RunStore, values: dict[str, Any]) -> None:
     first = {"created_at": datetime.now(UTC).isoformat(timespec="seconds")}
     store.set_meta({**({} if "created_at" in existing else first), **values,
                     "updated_at": datetime.now(UTC).isoformat(timespec="seconds")})
+
+
+def _outputs(store: RunStore, out: Path, fmt: str, *, seed: int, report: bool,
+             ) -> tuple[Path, dict[str, Any], Path | None]:
+    """Scores, judgments, summary (and the analysis and report) from the store, unless the
+    files there were made from a store in the same state (a rerun that changed nothing
+    rewrites nothing)."""
+    state = _store_state(store, fmt, seed, report)
+    path, report_path = out / f"scores.{fmt}", out / "report.html" if report else None
+    try:
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        current = store.meta().get("outputs_state") == state and path.exists() and \
+            (report_path is None or report_path.exists()) and not summary.get("interrupted")
+    except (OSError, ValueError, AttributeError):
+        current = False
+    if not current:
+        path, summary = write_scores(store, out, fmt)
+        if report_path is not None:
+            write_report(store, analyze_store(store, seed=seed), report_path)
+        store.set_meta({"outputs_state": state})
+    return path, summary, report_path
+
+
+def _store_state(store: RunStore, fmt: str, seed: int, report: bool) -> str:
+    """What the outputs are made from: every table's size and last write, the provenance
+    (but its timestamps) and the options that shape the files."""
+    counts = store.db.execute(
+        "SELECT (SELECT COUNT(*) FROM judgments), (SELECT MAX(rowid) FROM judgments), "
+        "(SELECT MAX(rowid) FROM trials), (SELECT COUNT(*) FROM trials), "
+        "(SELECT MAX(at) FROM done), (SELECT MAX(rowid) FROM responses), "
+        "(SELECT COUNT(*) FROM holistic), (SELECT MAX(rowid) FROM holistic), "
+        "(SELECT COUNT(*) FROM errors), (SELECT MAX(COALESCE(resolved_at, at)) FROM errors), "
+        "(SELECT COUNT(*) FROM checklists)").fetchone()
+    meta = {k: v for k, v in store.meta().items()
+            if k not in ("updated_at", "created_at", "outputs_state")}
+    return hashlib.sha256(json.dumps([list(counts), meta, fmt, seed, report],
+                                     sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool = False,
