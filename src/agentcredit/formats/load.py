@@ -287,14 +287,19 @@ class TrialStream:
         found = self._loader.fingerprints
         return found.pop(trial.id, None) if found is not None else None
 
-    def _put(self, trial: Trial) -> None:
+    def _offer(self, item: object) -> bool:
+        """Queue ``item`` (waiting while the queue is full) unless the stream stops first."""
         while not self._stop.is_set():
             try:
-                self._queue.put(trial, timeout=0.1)
-                return
+                self._queue.put(item, timeout=0.1)
+                return True
             except queue.Full:
                 continue
-        raise _Stopped
+        return False
+
+    def _put(self, trial: Trial) -> None:
+        if not self._offer(trial):
+            raise _Stopped
 
     def _walk(self) -> None:
         try:
@@ -307,12 +312,7 @@ class TrialStream:
             return
         except BaseException as exc:  # handed to the iterating thread, raised there
             end = exc
-        while not self._stop.is_set():
-            try:
-                self._queue.put(end, timeout=0.1)
-                return
-            except queue.Full:
-                continue
+        self._offer(end)
 
     def _start(self) -> None:
         if self._thread is not None:
