@@ -22,6 +22,8 @@ configuration mistakes that make a whole run meaningless::
     ├── ModelCallError        a ModelFailure, raised for callers that want exceptions
     └── BadRequest            a request the reward service refuses (also a ValueError)
     Terminated                SIGTERM delivered as an interrupt (a KeyboardInterrupt)
+    StreamStopped             a trial stream closed before its reader finished (a
+                              BaseException: no reader's error handler may swallow it)
 """
 
 from __future__ import annotations
@@ -201,3 +203,8 @@ class BadRequest(AgentCreditError, ValueError):
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM, delivered as an interrupt (exit status 143 instead of 130)."""
+
+
+class StreamStopped(BaseException):
+    """A :class:`~agentcredit.formats.TrialStream` was closed before every input was read:
+    it ends the reader thread, through any reader's ``except Exception``."""

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentcredit.errors import AgentCreditError, InputError
+from agentcredit.errors import AgentCreditError, InputError, StreamStopped
 from agentcredit.formats import trajectory_formats
 from agentcredit.formats.boundary import guard_trial
 from agentcredit.formats.registry import (
@@ -299,7 +299,7 @@ class TrialStream:
 
     def _put(self, trial: Trial) -> None:
         if not self._offer(trial):
-            raise _Stopped
+            raise StreamStopped
 
     def _walk(self) -> None:
         try:
@@ -308,7 +308,7 @@ class TrialStream:
                     self._loader.path(path)
             self._loader.finish()
             end: object = _END
-        except _Stopped:
+        except StreamStopped:
             return
         except BaseException as exc:  # handed to the iterating thread, raised there
             end = exc
@@ -380,11 +380,6 @@ def folder_fingerprint(folder: str) -> str:
             seen.append(f"{current}\0unlistable {exc.errno}")
     return hashlib.sha256("\n".join(sorted(seen)).encode("utf-8", "surrogateescape")
                           ).hexdigest()[:32]
-
-
-class _Stopped(BaseException):
-    """The stream was closed before every input was read (a BaseException: no reader's
-    error handler may swallow it)."""
 
 
 _END = object()

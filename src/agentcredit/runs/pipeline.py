@@ -129,13 +129,12 @@ async def score_async(
     with RunLock(out) as lock:
         start = time.perf_counter()
         client = client_for(model, default_cache=out / "responses.sqlite")
-        concurrency = concurrency_of(model)
         progress = _watched(progress, status, client)
         task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
-                                                   client, concurrency, progress)
+                                                   client, concurrency_of(model), progress)
         store = RunStore(out)
         meta = {"command": "run", "tasks": str(tasks), "trials": str(trials),
                 "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
@@ -147,20 +146,18 @@ async def score_async(
 
         provenance(task_errors)
         options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                               budget_tokens=budget_tokens, concurrency=concurrency,
+                               budget_tokens=budget_tokens, concurrency=concurrency_of(model),
                                retry_failed=bool(client and client.retry_failed),
                                generic=generic, evidence=evidence, specificity=rule_set.evidence)
         trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_stream, checklists, task_list, options, progress,
                                   close=client is not model)
-        errors = [*task_errors, *trial_stream.result.errors]
-        _no_inspect_score(errors)
+        _no_inspect_score(errors := [*task_errors, *trial_stream.result.errors])
         provenance(errors)
-        trial_count = judged.trials
         path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=True)
         return RunResult(
-            out=out, tasks=len(task_list), trials=trial_count, load_errors=errors,
+            out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
             report_path=report_path, store_path=store.path,
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
