@@ -80,3 +80,16 @@ def test_another_checklist_reads_every_trial_again(tmp_path: Path,
     offered = _reads(monkeypatch)
     score(tmp_path / "tasks", tmp_path / "trials", out)
     assert len(offered) == 3
+
+
+def test_a_folder_named_in_no_encoding_is_skipped_too(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    write_task(tmp_path / "tasks")
+    job = write_trials(tmp_path / "trials", 2, steps=3)
+    first = sorted(job.iterdir())[0]
+    os.rename(os.fsencode(first), os.fsencode(first) + b"\xff\xfe")  # not UTF-8
+    out = tmp_path / "run"
+    assert score(tmp_path / "tasks", tmp_path / "trials", out).trials == 2
+    offered = _reads(monkeypatch)
+    assert score(tmp_path / "tasks", tmp_path / "trials", out).trials == 2
+    assert offered == []

@@ -10,6 +10,7 @@ losing finished work or redoing it.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -141,7 +142,8 @@ class RunStore:
     def record_input(self, trial_id: str, folder: str, fingerprint: str) -> None:
         """Where a trial was read from, and what its folder held then."""
         self.db.execute("INSERT OR REPLACE INTO inputs (trial_id, folder, fingerprint) "
-                        "VALUES (?, ?, ?)", (trial_id, folder, fingerprint))
+                        "VALUES (?, ?, ?)",  # the folder's bytes: names need not be UTF-8
+                        (trial_id, os.fsencode(folder), fingerprint))
 
     def finished_inputs(self, sources: list[str], checklist_hashes: dict[str, str], *,
                         holistic: bool = False, failed_again: bool = False,
@@ -161,7 +163,8 @@ class RunStore:
                if holistic else "")
             + (" AND NOT EXISTS (SELECT 1 FROM judgments j WHERE j.trial_id = t.trial_id AND "
                "j.reason = 'judge_failed')" if failed_again else ""))
-        return {folder: (fingerprint, trial_id) for folder, fingerprint, trial_id, task_id,
+        return {os.fsdecode(folder): (fingerprint, trial_id) for folder, fingerprint, trial_id,
+                task_id,
                 checklist_hash in self.db.execute(query, (*sources, len(sources)))
                 if checklist_hashes.get(task_id or "") == checklist_hash}
 
