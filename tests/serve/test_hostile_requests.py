@@ -130,7 +130,7 @@ def test_a_hostile_body_gets_a_4xx_naming_the_field_or_is_served(
         error = answer.json()["error"]
         assert reason in error and "\n" not in error and "Traceback" not in error
     normal = httpx.post(f"{undecided}/get_reward", json={"query": ["<answer>1</answer>"],
-                                                         "labels": ["1"]})
+                                                         "labels": ["1"]}, timeout=60)
     assert normal.status_code == 200 and normal.json()["rewards"] == [1.0]
 
 
@@ -140,7 +140,8 @@ def test_a_client_that_hangs_up_mid_body_is_one_log_line(
     with caplog.at_level(logging.WARNING), socket.create_connection((host, int(port))) as sock:
         sock.sendall(b"POST /get_reward HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
                      b"\r\nContent-Length: 1000\r\n\r\n{\"query\": [")
-    normal = httpx.post(f"{undecided}/get_reward", json={"query": ["x"]})  # still served
+    normal = httpx.post(f"{undecided}/get_reward", json={"query": ["x"]},
+                        timeout=60)  # still served
     assert normal.status_code == 200
     for _ in range(50):
         if any("disconnected" in r.getMessage() for r in caplog.records):
