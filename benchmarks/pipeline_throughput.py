@@ -2,15 +2,18 @@
 
 500 synthetic trials (30-step trajectories, 10-item checklists) are read, judged by a
 scripted model that answers instantly (evidence view, prompt, cache, answer validation,
-quote check, run store), fused and scored. Prints trials per second (target >= 100).
+quote check, run store), fused and scored. Prints trials per second (target >= 100),
+with 1 and with 2 processes rendering evidence views (``--workers``; target: 2 workers
+>= 1.6x 1 worker on a 2-core machine).
 
-    python benchmarks/pipeline_throughput.py [--trials 500]
+    python benchmarks/pipeline_throughput.py [--trials 500] [--workers 1,2]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -29,33 +32,47 @@ from agentcredit.schema import Checklist
 from agentcredit.store import RunStore
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--trials", type=int, default=500)
-    args = parser.parse_args()
-    register_script("instant", lambda m, s: scripted_judge.answer(m, s))
+def one_pass(trials: int, workers: int) -> float:
+    """Trials per second end to end with ``workers`` view-rendering processes."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_task(root / "tasks")
-        write_trials(root / "trials", args.trials, steps=30)
+        write_trials(root / "trials", trials, steps=30)
         start = time.perf_counter()
         (task,) = load([root / "tasks"]).tasks
-        trials = load([root / "trials"]).trials
+        read = load([root / "trials"]).trials
         checklist = derive_checklist(task, load_rules())
         assert isinstance(checklist, Checklist) and len(checklist.items) == 10
         store = RunStore(root / "run")
         model = ModelClient(make_provider("scripted/instant"),
                             cache=ResponseCache(root / "run" / "responses.sqlite"))
         loaded = time.perf_counter()
-        summary = asyncio.run(judge_trials(store, trials, {task.id: checklist}, {task.id: task},
-                                           JudgeOptions(model=model, concurrency=8)))
+        summary = asyncio.run(judge_trials(store, read, {task.id: checklist}, {task.id: task},
+                                           JudgeOptions(model=model, concurrency=8,
+                                                        workers=workers)))
         rows = run_scores(store)
         end = time.perf_counter()
-    assert summary.judged == args.trials and len(rows) == args.trials
-    print(f"{args.trials} trials: read {loaded - start:.2f} s, judged and scored "
-          f"{end - loaded:.2f} s")
-    print(f"throughput: {args.trials / (end - start):.0f} trials/s end to end "
-          f"({args.trials / (end - loaded):.0f} judging+scoring)  (target >= 100)")
+    assert summary.judged == trials and len(rows) == trials
+    print(f"{workers} worker(s), {trials} trials: read {loaded - start:.2f} s, judged and "
+          f"scored {end - loaded:.2f} s: {trials / (end - start):.0f} trials/s end to end "
+          f"({trials / (end - loaded):.0f} judging+scoring)")
+    return trials / (end - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--trials", type=int, default=500)
+    parser.add_argument("--workers", default="1,2",
+                        help="comma-separated worker counts to compare (default 1,2)")
+    args = parser.parse_args()
+    register_script("instant", lambda m, s: scripted_judge.answer(m, s))
+    counts = [int(n) for n in args.workers.split(",")]
+    rates = {n: one_pass(args.trials, n) for n in counts}
+    print(f"throughput: {rates[counts[0]]:.0f} trials/s end to end with {counts[0]} worker(s) "
+          "(target >= 100)")
+    for n in counts[1:]:
+        print(f"{n} workers: {rates[n] / rates[counts[0]]:.2f}x {counts[0]} worker(s) "
+              f"on {os.cpu_count()} cores (target with 2 workers on 2 cores: >= 1.6x)")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +15,7 @@ from agentcredit.cli.options import (
     BatchAutoOpt,
     BatchLimitOpt,
     ModelOpt,
+    WorkersOpt,
     model_options,
 )
 from agentcredit.cli.run_output import print_judged, print_run, print_summary, reported
@@ -24,6 +26,13 @@ from agentcredit.runs.batched import judge_batched, score_batched
 from agentcredit.runs.pipeline import check_options, judge_run, write_scores
 from agentcredit.runs.pipeline import score as score_pipeline
 from agentcredit.store.run_store import RunStore
+
+
+def cores() -> int:
+    """The cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+
 
 PerItemOpt = Annotated[bool, typer.Option("--per-item", help="One judge call per item.")]
 HolisticOpt = Annotated[bool, typer.Option("--holistic",
@@ -59,6 +68,7 @@ def run(
     inspect_scorer: InspectScorerOpt = None,
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
+    workers: WorkersOpt = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
@@ -72,7 +82,7 @@ def run(
         options: dict[str, Any] = dict(
             model=spec, rules=rules, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, fmt=fmt, evidence=evidence,
-            inspect_scorer=inspect_scorer, progress=watched.progress, status=watched.status)
+            inspect_scorer=inspect_scorer, progress=watched, workers=workers or cores())
         if batch_auto and spec is not None:
             result, rounds = score_batched(tasks, trials, out, plan=batch_plan(batch_limit),
                                            on_poll=poll_lines(console), **options)
@@ -101,6 +111,7 @@ def judge(
         "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
+    workers: WorkersOpt = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
@@ -110,7 +121,7 @@ def judge(
         options: dict[str, Any] = dict(
             model=spec, tasks=tasks, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, evidence=evidence,
-            progress=watched.progress, status=watched.status, rules=rules)
+            progress=watched, workers=workers or cores(), rules=rules)
         if batch_auto and spec is not None:
             result, rounds = judge_batched(trials, checklists_dir, out,
                                            plan=batch_plan(batch_limit),

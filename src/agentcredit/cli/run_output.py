@@ -141,10 +141,14 @@ def nothing_scored(console: Console, result: RunResult) -> None:
 
 @dataclass
 class Watched:
-    """What ``reported`` hands a command: the progress callback and the status it keeps."""
+    """What ``reported`` hands a command: the progress callback and the status it keeps
+    (itself a progress callback that carries its status, as a job expects)."""
 
     progress: Progress_
     status: RunStatus
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.progress(stage, done, total)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ result lines for files under ``/tests/``. An agent running its own project's tes
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
@@ -91,20 +92,27 @@ def guard_trial(trial: Trial) -> Trial:
     return trial
 
 
-def task_verifier_pattern(task: Task) -> re.Pattern[str] | None:
-    """Result lines naming one of the task's own verifier checks, for the judge's guard.
+def task_verifier_pattern(task: Task) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    """The task's own verifier check names, and result lines naming one of them, for the
+    judge's guard (computed once per task).
 
     Only checks that live in one of the task's verifier files count (``test_outputs.py::``):
     a SWE-bench check names the repository's own tests, which an agent may rightly run.
     """
-    files = {PurePosixPath(name).name for name in task.verifier_files}
-    names = [check for check in task.checks
-             if "::" in check and PurePosixPath(check.split("::", 1)[0]).name in files]
+    return _verifier_pattern(frozenset(PurePosixPath(name).name for name in task.verifier_files),
+                             tuple(task.checks))
+
+
+@functools.lru_cache(maxsize=256)
+def _verifier_pattern(files: frozenset[str], checks: tuple[str, ...]
+                      ) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    names = tuple(check for check in checks
+                  if "::" in check and PurePosixPath(check.split("::", 1)[0]).name in files)
     if not names:
-        return None
+        return (), None
     alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"^.*\b{_STATUS}\b.*(?:{alternatives})"
-                      rf"|(?:{alternatives})\S*\s+{_STATUS}\b", re.MULTILINE)
+    return names, re.compile(rf"^.*\b{_STATUS}\b.*(?:{alternatives})"
+                             rf"|(?:{alternatives})\S*\s+{_STATUS}\b", re.MULTILINE)
 
 
 def verifier_output_in(trial: Trial, task: Task | None) -> tuple[int, str] | None:
@@ -113,11 +121,12 @@ def verifier_output_in(trial: Trial, task: Task | None) -> tuple[int, str] | Non
     The last line of defence before a judge: readers already cut such steps, so this only
     fires on trajectories built by hand (the Python API) or by a reader that missed one.
     """
-    pattern = task_verifier_pattern(task) if task is not None else None
+    names, pattern = task_verifier_pattern(task) if task is not None else ((), None)
     for step in trial.steps:
         for text in step_texts(step):
             marker = verifier_output_marker(text)
-            if marker is None and pattern is not None:
+            # the pattern matches only where a check's name is in the text: look first
+            if marker is None and pattern is not None and any(n in text for n in names):
                 found = pattern.search(text)
                 marker = _line_of(text, found) if found else None
             if marker is not None:

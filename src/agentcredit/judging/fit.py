@@ -12,6 +12,13 @@ and the window; never sent to fail).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from agentcredit.evidence.view import EvidenceView, render_evidence
@@ -21,17 +28,96 @@ from agentcredit.llm.window import fit_to_window
 from agentcredit.schema import Checklist, Trial
 
 MIN_BUDGET = 200
+IN_PROCESS_FIRST = 32
+"""Views a run renders in its own process before it starts worker processes: a small run
+never pays for starting them."""
+
+WORKER_NICENESS = 5
+log = logging.getLogger(__name__)
+
+
+class ViewWorkers:
+    """Evidence views rendered in ``workers`` worker processes (1: in this process).
+
+    Rendering a view (every output line's origin, the defused text, the budget plan) is
+    most of the CPU a judging pass spends outside the model; worker processes let it use
+    every core while this process asks the model and records answers. A view rendered in
+    a worker is the same as one rendered here (a pure function of the trial, the budget and
+    the instruction), with each step's line origins already computed. The workers start
+    after the first :data:`IN_PROCESS_FIRST` views; if they die, views are rendered here
+    again and the run goes on.
+    """
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = max(1, workers)
+        self.rendered = 0
+        self._pool: ProcessPoolExecutor | None = None
+
+    async def render(self, trial: Trial, budget: int, instruction: str) -> EvidenceView:
+        """The evidence view of ``trial`` at ``budget`` tokens."""
+        self.rendered += 1
+        if self.workers > 1 and self.rendered == 1:
+            self._started()  # they start while the first views are rendered here
+        if self.workers == 1 or self.rendered <= IN_PROCESS_FIRST:
+            return render_evidence(trial, budget_tokens=budget, instruction=instruction)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(
+                self._started(), rendered_view, trial, budget, instruction)
+        except BrokenProcessPool as exc:
+            if self.workers > 1:  # said once, though every view in flight learns it
+                log.warning("the evidence-view workers stopped (%s): views are rendered in "
+                            "this process from now on", exc)
+            self.close()
+            self.workers = 1
+            return render_evidence(trial, budget_tokens=budget, instruction=instruction)
+
+    def _started(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # forkserver, not fork: the parent has threads (the reader, the event loop's
+            # helpers), and a forked copy of a lock held by one of them never opens
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__])
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=context,
+                                             initializer=_lower_priority)
+            for _ in range(self.workers):
+                self._pool.submit(int)  # each submission starts a worker
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the workers (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _lower_priority() -> None:
+    """A worker yields the CPU to the process that feeds it: that one asks the model and
+    records every answer, and waits on nothing else."""
+    with contextlib.suppress(OSError):  # not permitted: they run at the parent's priority
+        os.nice(WORKER_NICENESS)
+
+
+def rendered_view(trial: Trial, budget: int, instruction: str) -> EvidenceView:
+    """A worker's job: the view, with every step's line origins computed (sent back with it,
+    so the quote check in the parent does not compute them again)."""
+    view = render_evidence(trial, budget_tokens=budget, instruction=instruction)
+    for step in view.steps.values():
+        _ = step.origins
+    return view
 
 
 async def fitted_view(model: Any, trial: Trial, budget_tokens: int, *, instruction: str,
-                      checklist: Checklist) -> EvidenceView:
+                      checklist: Checklist, first: EvidenceView | None = None
+                      ) -> EvidenceView:
     """The evidence view within ``budget_tokens`` and, when ``model`` knows its window,
     small enough that the judge prompt around it (the largest of the judge's prompts:
-    the holistic one is smaller) leaves room for the answer."""
+    the holistic one is smaller) leaves room for the answer. ``first``: the view at
+    ``budget_tokens`` when it was rendered already (by :class:`ViewWorkers`)."""
     views: dict[int, EvidenceView] = {}
 
     def render(budget: int) -> list[Message]:
-        view = render_evidence(trial, budget_tokens=budget, instruction=instruction)
+        view = first if first is not None and budget == budget_tokens else \
+            render_evidence(trial, budget_tokens=budget, instruction=instruction)
         messages = items_messages(instruction, view, list(checklist.items))
         views[id(messages)] = view
         return messages

@@ -258,7 +258,7 @@ class ModelClient:
         if result is None and not self.retry_failed:
             result = await self._recorded_failure(key)
         if result is None and self.cache is not None and \
-                (self.defer or self._repairs_batch_answer(messages, schema, config)):
+                (self.defer or self._repairs_batch_answer(messages, schema, config, key)):
             self.cache.add_pending(key, self.model_id,
                                    self.provider.body(clean, json_schema, config))
             result = self._failure("deferred", "written to the batch queue", key=key)
@@ -274,8 +274,10 @@ class ModelClient:
         return result
 
     def _repairs_batch_answer(self, messages: Sequence[Message],
-                              schema: type[BaseModel] | None, config: GenerationConfig) -> bool:
-        """Whether ``messages`` repeat or repair a request that an imported batch answered.
+                              schema: type[BaseModel] | None, config: GenerationConfig,
+                              key: str) -> bool:
+        """Whether ``messages`` (whose cache key is ``key``) repeat or repair a request that
+        an imported batch answered.
 
         Such a repair is queued, not sent live, even in a run without ``--batch``: the
         user is working through batch files, and a live call would fail offline (or be
@@ -283,7 +285,6 @@ class ModelClient:
         """
         if self.cache is None:
             return False
-        _, _, key = self.request_key(messages, schema, config)
         if self.cache.from_batch(key):
             return True  # the batch's own answer did not fit the schema: ask the batch again
         if len(messages) < 3 or messages[-2].role != "assistant":

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
+from agentcredit.evidence.view import EvidenceView
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
-from agentcredit.judging.fit import fitted_view
+from agentcredit.judging.fit import ViewWorkers, fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
@@ -42,6 +43,8 @@ class JudgeOptions:
     generic: bool = False
     evidence: str = "outputs"
     specificity: EvidenceRules = DEFAULT_SPECIFICITY
+    workers: int = 1
+    """Processes that render evidence views (1: this one; see :class:`ViewWorkers`)."""
 
 
 @dataclass
@@ -101,6 +104,7 @@ async def judge_trials(
     finally:
         for task in running:
             task.cancel()
+        judging.views.close()
     return judging.summary
 
 
@@ -128,6 +132,8 @@ class _Judging:
         self.have_holistic = set(store.holistic()) if options.holistic else set()
         self.done_generic = store.done_set("generic") if options.generic else set()
         self.semaphore = asyncio.Semaphore(options.concurrency)
+        self.views = ViewWorkers(options.workers)
+        self.checklists_added: set[str] = set()
 
     def _not_judged(self, trial_id: str, stage: str, failure: ModelFailure) -> None:
         """A call failed: nothing of it becomes a label or a score; the reason is an error
@@ -197,7 +203,9 @@ class _Judging:
             self._skip(trial.id, f"no checklist for task {trial.task_id!r}")
             return
         store = self.store
-        store.add_checklist(checklist)
+        if checklist.hash not in self.checklists_added:
+            store.add_checklist(checklist)
+            self.checklists_added.add(checklist.hash)
         store.add_trial(trial, checklist.hash)
         store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
         fresh = trial.id not in self.done_verifier
@@ -222,9 +230,12 @@ class _Judging:
                 self.summary.resumed += 1
             return
         owned = task_text(task.instruction, task.verifier_files) if task is not None else None
+        # rendered before taking a model slot: the workers render views while the slots ask
+        first = await self.views.render(trial, self.options.budget_tokens,
+                                        instruction_for(trial, task))
         async with self.semaphore:
             with task_owned_values(owned):
-                await self.ask(trial, checklist, task)
+                await self.ask(trial, checklist, task, first)
 
     def _needs_model(self, trial_id: str) -> bool:
         if self.model is None:
@@ -233,9 +244,11 @@ class _Judging:
             (self.options.holistic and trial_id not in self.have_holistic) or \
             (self.options.generic and trial_id not in self.done_generic)
 
-    async def ask(self, trial: Trial, checklist: Checklist, task: Task | None) -> None:
+    async def ask(self, trial: Trial, checklist: Checklist, task: Task | None,
+                  first: EvidenceView | None = None) -> None:
         """Every request this trial needs, asked at once, so that a batch round queues them
-        all (judge, holistic, generic) instead of one per round."""
+        all (judge, holistic, generic) instead of one per round; ``first`` is the view at
+        the full budget, when it was rendered already."""
         assert self.model is not None
         options, model = self.options, self.model
         instruction = instruction_for(trial, task)
@@ -243,7 +256,8 @@ class _Judging:
         for _ in range(2):  # a second time only when the window was learned meanwhile
             window = model.window
             view = await fitted_view(model, trial, options.budget_tokens,
-                                     instruction=instruction, checklist=checklist)
+                                     instruction=instruction, checklist=checklist,
+                                     first=first)
             states = await asyncio.gather(*self._asks(trial, checklist, instruction, view,
                                                       window))
             if "again" not in states:

@@ -15,7 +15,7 @@ import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -106,17 +106,18 @@ async def score_async(
     model: ModelLike | None = None, rules: Path | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
     fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None, status: RunStatus | None = None,
+    progress: Progress | None = None, workers: int = 1,
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
     ``model`` is a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
     cache, endpoint settings and concurrency, limits, ``batch``, ...) or a client; its
-    response cache defaults to ``out/responses.sqlite``.
-
-    ``status``, when given, is kept up to date (stage, counts, the client's live requests)
-    for a watcher. Interrupted (Ctrl-C, SIGTERM made an interrupt by the CLI, a cancelled
-    task), the run keeps what finished and writes a partial ``summary.json`` that says so.
+    response cache defaults to ``out/responses.sqlite``. A ``progress`` that is (or has as
+    its ``status``) a :class:`~agentcredit.runs.status.RunStatus` learns the client too.
+    ``workers``: processes rendering evidence views (:class:`agentcredit.judging.fit.
+    ViewWorkers`; more than one needs a script guarded by ``if __name__ == "__main__"``).
+    Interrupted (Ctrl-C, SIGTERM made an interrupt by the CLI, a cancelled task), the run
+    keeps what finished and writes a partial ``summary.json`` that says so.
 
     Raises:
         ConfigError: an option that cannot work (a judging mode without a model, an
@@ -129,7 +130,7 @@ async def score_async(
     with RunLock(out) as lock:
         start = time.perf_counter()
         client = client_for(model, default_cache=out / "responses.sqlite")
-        progress = _watched(progress, status, client)
+        progress = _watched(progress, client)
         task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
@@ -145,10 +146,9 @@ async def score_async(
                 budget_tokens=budget_tokens, evidence=evidence, skipped=skipped)})
 
         provenance(task_errors)
-        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                               budget_tokens=budget_tokens, concurrency=concurrency_of(model),
-                               retry_failed=bool(client and client.retry_failed),
-                               generic=generic, evidence=evidence, specificity=rule_set.evidence)
+        options = replace(_judging(client, rule_set, concurrency_of(model)), seed=seed,
+                          per_item=per_item, holistic=holistic, budget_tokens=budget_tokens,
+                          generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
         with summary_if_interrupted(out, fmt):
             judged = await _judge(store, trial_stream, checklists, task_list, options, progress,
@@ -243,7 +243,7 @@ async def judge_run_async(
     model: ModelLike | None = None, tasks: Path | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
     evidence: str = "outputs", progress: Progress | None = None,
-    status: RunStatus | None = None, rules: Path | None = None,
+    workers: int = 1, rules: Path | None = None,
 ) -> RunResult:
     """Judging only, against checklists frozen earlier (see :func:`score_async`); ``rules``
     gives the evidence section (what a specific quote is)."""
@@ -252,8 +252,7 @@ async def judge_run_async(
     with RunLock(out) as lock:
         start = time.perf_counter()
         client = client_for(model, default_cache=out / "responses.sqlite")
-        concurrency = concurrency_of(model)
-        progress = _watched(progress, status, client)
+        progress = _watched(progress, client)
         frozen = load_checklists(Path(checklists))
         rule_set = load_rules(rules)
         task_result = load([Path(tasks)]) if tasks else None
@@ -269,10 +268,9 @@ async def judge_run_async(
                               evidence=evidence, skipped=skipped)})
 
         provenance(task_errors)
-        options = JudgeOptions(model=client, per_item=per_item, holistic=holistic, seed=seed,
-                               budget_tokens=budget_tokens, concurrency=concurrency,
-                               retry_failed=bool(client and client.retry_failed),
-                               generic=generic, evidence=evidence, specificity=rule_set.evidence)
+        options = replace(_judging(client, rule_set, concurrency_of(model)), seed=seed,
+                          per_item=per_item, holistic=holistic, budget_tokens=budget_tokens,
+                          generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), frozen, options, None)
         with summary_if_interrupted(out, "csv"):
             judged = await _judge(store, trial_stream, frozen, task_list, options,
@@ -287,20 +285,18 @@ async def judge_run_async(
             elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
 
 
-def _watched(progress: Progress | None, status: RunStatus | None,
-             client: ModelClient | None) -> Progress | None:
-    """The progress callback that also keeps ``status`` (and its client) up to date."""
-    if status is None:
-        return progress
-    status.client = client
-    if progress is None:
-        return status
+def _judging(client: ModelClient | None, rules: Rules, concurrency: int) -> JudgeOptions:
+    """What every judging pass takes from its client and rules."""
+    return JudgeOptions(model=client, concurrency=concurrency, specificity=rules.evidence,
+                        retry_failed=bool(client and client.retry_failed))
 
-    def both(stage: str, done: int, total: int) -> None:
-        status(stage, done, total)
-        progress(stage, done, total)
 
-    return both
+def _watched(progress: Progress | None, client: ModelClient | None) -> Progress | None:
+    """``progress``, its status (itself or its ``status``) told the run's client."""
+    status = progress if isinstance(progress, RunStatus) else getattr(progress, "status", None)
+    if isinstance(status, RunStatus):
+        status.client = client
+    return progress
 
 
 @contextmanager
