@@ -93,3 +93,13 @@ def test_a_folder_named_in_no_encoding_is_skipped_too(tmp_path: Path,
     offered = _reads(monkeypatch)
     assert score(tmp_path / "tasks", tmp_path / "trials", out).trials == 2
     assert offered == []
+
+
+def test_a_report_made_again_shows_no_bookkeeping_in_its_provenance(tmp_path: Path) -> None:
+    write_task(tmp_path / "tasks")
+    write_trials(tmp_path / "trials", 4, steps=3)
+    score(tmp_path / "tasks", tmp_path / "trials", tmp_path / "run")
+    assert "outputs_state" in RunStore(tmp_path / "run").meta()  # what a rerun compares
+    score(tmp_path / "tasks", tmp_path / "trials", tmp_path / "run", fmt="jsonl")  # made again
+    report = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "Provenance" in report and "outputs_state" not in report

@@ -355,9 +355,12 @@ def _agreement(agreement: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _provenance(meta: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Provenance as (key, rows) tables: nested values become rows, never Python reprs."""
+    """Provenance as (key, rows) tables: nested values become rows, never Python reprs
+    (``outputs_state``, the run's own bookkeeping of when its files were made, is left out)."""
     out = []
     for key, value in sorted(meta.items()):
+        if key == "outputs_state":
+            continue
         if isinstance(value, dict):
             out.append((key, [(str(k), _plain(v)) for k, v in sorted(value.items())]))
         else:
