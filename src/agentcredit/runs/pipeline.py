@@ -9,7 +9,6 @@ command line only parses options, calls :func:`score` and prints its :class:`Run
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import time
 import warnings
@@ -410,7 +409,7 @@ def _outputs(store: RunStore, out: Path, fmt: str, *, seed: int, report: bool,
     """Scores, judgments, summary (and the analysis and report) from the store, unless the
     files there were made from a store in the same state (a rerun that changed nothing
     rewrites nothing)."""
-    state = _store_state(store, fmt, seed, report)
+    state = store.state([fmt, seed, report])
     path, report_path = out / f"scores.{fmt}", out / "report.html" if report else None
     try:
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -424,22 +423,6 @@ def _outputs(store: RunStore, out: Path, fmt: str, *, seed: int, report: bool,
             write_report(store, analyze_store(store, seed=seed), report_path)
         store.set_meta({"outputs_state": state})
     return path, summary, report_path
-
-
-def _store_state(store: RunStore, fmt: str, seed: int, report: bool) -> str:
-    """What the outputs are made from: every table's size and last write, the provenance
-    (but its timestamps) and the options that shape the files."""
-    counts = store.db.execute(
-        "SELECT (SELECT COUNT(*) FROM judgments), (SELECT MAX(rowid) FROM judgments), "
-        "(SELECT MAX(rowid) FROM trials), (SELECT COUNT(*) FROM trials), "
-        "(SELECT MAX(at) FROM done), (SELECT MAX(rowid) FROM responses), "
-        "(SELECT COUNT(*) FROM holistic), (SELECT MAX(rowid) FROM holistic), "
-        "(SELECT COUNT(*) FROM errors), (SELECT MAX(COALESCE(resolved_at, at)) FROM errors), "
-        "(SELECT COUNT(*) FROM checklists)").fetchone()
-    meta = {k: v for k, v in store.meta().items()
-            if k not in ("updated_at", "created_at", "outputs_state")}
-    return hashlib.sha256(json.dumps([list(counts), meta, fmt, seed, report],
-                                     sort_keys=True, default=str).encode()).hexdigest()[:32]
 
 
 def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool = False,

@@ -9,6 +9,7 @@ losing finished work or redoing it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -167,6 +168,21 @@ class RunStore:
                 task_id,
                 checklist_hash in self.db.execute(query, (*sources, len(sources)))
                 if checklist_hashes.get(task_id or "") == checklist_hash}
+
+    def state(self, options: list[Any]) -> str:
+        """A digest of what outputs are made from: every table's size and last write, the
+        provenance (but its timestamps and the outputs' own mark) and ``options``."""
+        counts = self.db.execute(
+            "SELECT (SELECT COUNT(*) FROM judgments), (SELECT MAX(rowid) FROM judgments), "
+            "(SELECT MAX(rowid) FROM trials), (SELECT COUNT(*) FROM trials), "
+            "(SELECT MAX(at) FROM done), (SELECT MAX(rowid) FROM responses), "
+            "(SELECT COUNT(*) FROM holistic), (SELECT MAX(rowid) FROM holistic), "
+            "(SELECT COUNT(*) FROM errors), (SELECT MAX(COALESCE(resolved_at, at)) FROM errors), "
+            "(SELECT COUNT(*) FROM checklists)").fetchone()
+        meta = {k: v for k, v in self.meta().items()
+                if k not in ("updated_at", "created_at", "outputs_state")}
+        return hashlib.sha256(json.dumps([list(counts), meta, options], sort_keys=True,
+                                         default=str).encode()).hexdigest()[:32]
 
     # judgments
 
