@@ -75,8 +75,11 @@ class ViewWorkers:
         if self._pool is None:
             # forkserver, not fork: the parent has threads (the reader, the event loop's
             # helpers), and a forked copy of a lock held by one of them never opens
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
+            # (spawn where there is no forkserver, as on Windows)
+            forkserver = "forkserver" in multiprocessing.get_all_start_methods()
+            context = multiprocessing.get_context("forkserver" if forkserver else "spawn")
+            if forkserver:
+                context.set_forkserver_preload([__name__])
             self._pool = ProcessPoolExecutor(self.workers, mp_context=context,
                                              initializer=_lower_priority)
             for _ in range(self.workers):
@@ -93,7 +96,7 @@ class ViewWorkers:
 def _lower_priority() -> None:
     """A worker yields the CPU to the process that feeds it: that one asks the model and
     records every answer, and waits on nothing else."""
-    with contextlib.suppress(OSError):  # not permitted: they run at the parent's priority
+    with contextlib.suppress(OSError, AttributeError):  # not permitted, or no nice (Windows)
         os.nice(WORKER_NICENESS)
 
 
