@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcredit.rewards.advantages import STATE_VALUES, compute_advantages
 
@@ -122,3 +124,43 @@ def test_invalid_criteria_are_excluded_entirely() -> None:
     batch["valid"][0] = False
     none = compute_advantages(**batch)
     assert none.progress[0] == pytest.approx(np.zeros(6)) and none.satisfaction[0] == 0
+
+
+@st.composite
+def _batches(draw: st.DrawFn) -> dict[str, np.ndarray]:
+    """A batch of several groups, of mixed turn counts, outcomes and valid criteria."""
+    n, c, t = draw(st.integers(1, 8)), draw(st.integers(1, 3)), draw(st.integers(1, 5))
+    states = list(STATE_VALUES.values())
+    values = np.array(draw(st.lists(st.sampled_from(states), min_size=n * c * t,
+                                    max_size=n * c * t))).reshape(n, c, t)
+    resp = np.array(draw(st.lists(st.floats(0, 1), min_size=n * c * t,
+                                  max_size=n * c * t))).reshape(n, c, t)
+    turns = draw(st.lists(st.integers(1, t), min_size=n, max_size=n))
+    mask = np.arange(t)[None, :] < np.array(turns)[:, None]
+    flags = draw(st.lists(st.booleans(), min_size=2 * n * c, max_size=2 * n * c))
+    outcomes = draw(st.lists(st.sampled_from([0.0, 1.0, 0.4, np.nan]), min_size=n,
+                             max_size=n))
+    return {"values": values * mask[:, None, :], "responsibility": resp * mask[:, None, :],
+            "satisfied": np.array(flags[: n * c]).reshape(n, c),
+            "valid": np.array(flags[n * c:]).reshape(n, c),
+            "weights": np.ones((n, c)), "turn_mask": mask, "outcomes": np.array(outcomes),
+            "groups": np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))}
+
+
+@settings(max_examples=150, deadline=None)
+@given(_batches(), st.booleans())
+def test_advantages_of_one_group_at_a_time_equal_the_whole_batch(
+        batch: dict[str, np.ndarray], normalize: bool) -> None:
+    """What lets `skills reward` compute its rows a group at a time (memory follows the
+    largest group, not the run): every quantity of a row depends on its own group only."""
+    whole = compute_advantages(**batch, normalize=normalize)
+    for group in np.unique(batch["groups"]):
+        rows = batch["groups"] == group
+        part = {k: v[rows] for k, v in batch.items()}
+        part["groups"] = np.zeros(int(rows.sum()), dtype=np.int64)
+        alone = compute_advantages(**part, normalize=normalize)
+        for name in ("progress", "satisfaction", "satisfaction_advantage", "process",
+                     "outcome", "combined", "kept"):
+            assert np.allclose(getattr(alone, name), getattr(whole, name)[rows]), name
+        assert bool(alone.dropped_groups) == (int(group) in whole.dropped_groups)
+        assert bool(alone.suppressed_groups) == (int(group) in whole.suppressed_groups)

@@ -96,6 +96,6 @@ def _print_table(console: Console, result: RewardResult) -> None:
     for group in table.dropped:
         console.print(f"  [yellow]~[/yellow] task {q(group)}: no outcome or process advantage; "
                       "group dropped")
-    console.print(f"{len(table.rows)} turn rows of {len({r['trial_id'] for r in table.rows})} "
+    console.print(f"{result.rows} turn rows of {result.rewarded} "
                   f"trials → {q(', '.join(str(p) for p in result.written))}")
     console.print(f"model usage: {q(result.usage)}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -12,7 +13,7 @@ import jinja2
 
 from agentcredit.evidence.view import action_text, output_text
 from agentcredit.rewards.table import RewardTable
-from agentcredit.schema import SkillBank, TrialVerdict
+from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.text import shorten
 
 MAX_TRIALS = 300
@@ -27,20 +28,34 @@ def _color(value: float) -> str:
     return f"rgba(207,34,46,{0.08 + 0.5 * strength:.2f})"
 
 
-def write_turn_report(path: Path, table: RewardTable, verdicts: dict[str, TrialVerdict],
-                      assignments: dict[str, Any], bank: SkillBank) -> Path:
-    """Write the page; returns its path."""
-    rows: dict[str, list[dict[str, Any]]] = {}
-    for row in table.rows:
-        rows.setdefault(row["trial_id"], []).append(row)
-    trials = [_trial(trial_id, turn_rows, verdicts[trial_id], assignments[trial_id])
-              for trial_id, turn_rows in list(rows.items())[:MAX_TRIALS]]
-    first = next(iter(verdicts.values()), None)
+@dataclass
+class Shown:
+    """A trial the page shows: its turn rows, verdict and skill, and each step's action and
+    output as the page prints them (the log itself is not kept)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    steps: list[tuple[str, str]] = field(default_factory=list)
+    skill: Skill | None = None
+    verdict: TrialVerdict | None = None
+
+    @classmethod
+    def of(cls, trial: Trial, skill: Skill) -> Shown:
+        return cls(steps=[(shorten(action_text(s), 1_200), shorten(output_text(s), 2_000))
+                          for s in trial.steps], skill=skill)
+
+
+def write_turn_report(path: Path, table: RewardTable, rows: int, shown: dict[str, Shown],
+                      bank: SkillBank) -> Path:
+    """Write the page of the ``shown`` trials (at most :data:`MAX_TRIALS`, those with
+    rows and a verdict); ``rows`` counts every turn row written; returns its path."""
+    trials = [_trial(trial_id, item) for trial_id, item in shown.items()
+              if item.rows and item.verdict is not None and item.skill is not None]
+    first = next((item.verdict for item in shown.values() if item.verdict), None)
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(resources.files("agentcredit.rewards")
                                .joinpath("turn_report.html.j2").read_text(encoding="utf-8"))
     html = template.render(
-        title=path.parent.name, trials=trials, rows=len(table.rows),
+        title=path.parent.name, trials=trials, rows=rows,
         suppressed=table.suppressed, dropped=table.dropped, bank_hash=bank.hash,
         model=first.model if first else "-", prompt_version=first.prompt_version if first
         else "-", created=datetime.now(UTC).isoformat(timespec="seconds"))
@@ -48,17 +63,16 @@ def write_turn_report(path: Path, table: RewardTable, verdicts: dict[str, TrialV
     return path
 
 
-def _trial(trial_id: str, turn_rows: list[dict[str, Any]], verdict: TrialVerdict,
-           assignment: Any) -> dict[str, Any]:
+def _trial(trial_id: str, item: Shown) -> dict[str, Any]:
     anchor = _SAFE.sub("_", trial_id)
-    skill = assignment.skill
+    skill, verdict, turn_rows = item.skill, item.verdict, item.rows
+    assert skill is not None and verdict is not None
     statements = {c.id: c.statement for c in skill.rubric or ()}
     by_id = {c.criterion_id: c for c in verdict.criteria}
-    steps = assignment.trial.steps
     turns = []
     for row in turn_rows:
         t = row["turn"] - 1
-        step = steps[row["step"] - 1]
+        action, output = item.steps[row["step"] - 1]
         states = []
         for cid in statements:
             c = by_id.get(cid)
@@ -72,8 +86,7 @@ def _trial(trial_id: str, turn_rows: list[dict[str, Any]], verdict: TrialVerdict
             "combined": f"{row['combined']:+.3f}", "progress": f"{row['progress']:+.3f}",
             "process": f"{row['process_advantage']:+.3f}", "color": _color(row["combined"]),
             "summary": verdict.summaries[t] if t < len(verdict.summaries) else "",
-            "states": states, "action": shorten(action_text(step), 1_200),
-            "output": shorten(output_text(step), 2_000)})
+            "states": states, "action": action, "output": output})
     return {"id": trial_id, "anchor": anchor, "task": verdict.task_id or "-",
             "skill": f"{skill.id} v{skill.version}", "kept": turn_rows[0]["kept"],
             "outcome": "-" if turn_rows[0]["outcome"] is None else turn_rows[0]["outcome"],

@@ -1,9 +1,14 @@
-"""Verifying many trials into a run store, resumable, then their per-turn rewards."""
+"""Verifying many trials into a run store, resumable, then their per-turn rewards.
+
+Nothing here holds every trial: the trials come as a stream (verified, recorded, dropped
+within a bounded window), and the rewards are computed one group (task) at a time from the
+verdicts stored, so memory follows the largest group, not the run.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterable, Callable, Iterator
 from dataclasses import dataclass, field
 
 from agentcredit.formats.join import first_user_message
@@ -30,6 +35,22 @@ class Assignment:
     owned: str | None = None
 
 
+@dataclass(frozen=True)
+class Seen:
+    """What a reward run keeps of a trial between its two reads (no steps, no log)."""
+
+    task_id: str | None
+    outcome: float | None
+    has_steps: bool
+    has_text: bool
+    """Its own log shows the instruction (a user message before the agent's first step)."""
+
+    @classmethod
+    def of(cls, trial: Trial) -> Seen:
+        return cls(trial.task_id, outcome_value(trial), bool(trial.steps),
+                   bool(first_user_message(trial)))
+
+
 @dataclass
 class VerifySummary:
     verified: list[str] = field(default_factory=list)
@@ -38,94 +59,106 @@ class VerifySummary:
     failed: dict[str, str] = field(default_factory=dict)
 
 
-async def verify_all(store: RunStore, assignments: Sequence[Assignment], model: Model, *,
+async def verify_all(store: RunStore, assignments: AsyncIterable[Assignment], model: Model, *,
                      seed: int = 0, budget_tokens: int = 24_000, concurrency: int = 8,
                      progress: Callable[[str], None] | None = None,
                      rule: EvidenceRules | None = None) -> VerifySummary:
-    """Verify every assigned trial not already verified with the same skill and settings;
-    ``rule`` is the rules file's evidence section."""
+    """Verify every assigned trial not already verified with the same skill and settings,
+    taking them from ``assignments`` as they come (at most a window of a few times the
+    concurrency at once); ``rule`` is the rules file's evidence section."""
     summary = VerifySummary()
-    existing = store.turn_verdicts()
+    marks = store.turn_verdict_marks()
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(item: Assignment) -> None:
-        old = existing.get(item.trial.id)
-        if old is not None and _same(old, item.skill, model.model_id, seed):
+        if marks.get(item.trial.id) == _mark(item.skill, model.model_id, seed):
             summary.resumed.append(item.trial.id)
         else:
-            asked: list[ModelResponse | ModelFailure] = []
             async with semaphore:
-                result = await verify_trial(item.trial, item.skill, model, item.instruction,
-                                            budget_tokens=budget_tokens, seed=seed,
-                                            record=asked, owned=item.owned, rule=rule)
-            if isinstance(result, TrialVerdict):
-                store.record_turn_verdict(
-                    result, responses=[r for r in asked if isinstance(r, ModelResponse)],
-                    failures=[r for r in asked if isinstance(r, ModelFailure)])
-                summary.verified.append(item.trial.id)
-                for c in result.criteria:
-                    if c.status == "failed":
-                        store.add_error(item.trial.id, "turn-verifier",
-                                        f"{c.criterion_id}: {c.rationale}")
-            elif isinstance(result, Deferred):
-                summary.deferred[item.trial.id] = result.stage
-            else:
-                assert isinstance(result, Failed)
-                summary.failed[item.trial.id] = result.reason
-                store.add_error(item.trial.id, "turn-verifier", result.reason)
+                await _verify(store, item, model, summary, seed=seed,
+                              budget_tokens=budget_tokens, rule=rule)
         if progress is not None:
             progress(item.trial.id)
 
-    await asyncio.gather(*(one(a) for a in assignments))
+    window = max(16, 4 * concurrency)
+    running: set[asyncio.Task[None]] = set()
+    try:
+        async for item in assignments:
+            if len(running) >= window:
+                done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                for task in done:
+                    task.result()
+            running.add(asyncio.create_task(one(item)))
+        await asyncio.gather(*running)
+    finally:
+        for task in running:
+            task.cancel()
     return summary
 
 
-def _same(verdict: TrialVerdict, skill: Skill, model: str, seed: int) -> bool:
-    return (verdict.skill_hash == skill_hash(skill) and verdict.model == model
-            and verdict.prompt_version == VERIFIER_PROMPT_VERSION and verdict.seed == seed)
+async def _verify(store: RunStore, item: Assignment, model: Model, summary: VerifySummary, *,
+                  seed: int, budget_tokens: int, rule: EvidenceRules | None) -> None:
+    """Verify one trial and record what came of it."""
+    asked: list[ModelResponse | ModelFailure] = []
+    result = await verify_trial(item.trial, item.skill, model, item.instruction,
+                                budget_tokens=budget_tokens, seed=seed, record=asked,
+                                owned=item.owned, rule=rule)
+    if isinstance(result, TrialVerdict):
+        store.record_turn_verdict(
+            result, responses=[r for r in asked if isinstance(r, ModelResponse)],
+            failures=[r for r in asked if isinstance(r, ModelFailure)])
+        summary.verified.append(item.trial.id)
+        for c in result.criteria:
+            if c.status == "failed":
+                store.add_error(item.trial.id, "turn-verifier", f"{c.criterion_id}: {c.rationale}")
+    elif isinstance(result, Deferred):
+        summary.deferred[item.trial.id] = result.stage
+    else:
+        assert isinstance(result, Failed)
+        summary.failed[item.trial.id] = result.reason
+        store.add_error(item.trial.id, "turn-verifier", result.reason)
 
 
-def rewards_of(store: RunStore, assignments: Sequence[Assignment], *,
-               process_weight: float = 1.0, normalize: bool = False) -> RewardTable:
-    """Per-turn rewards of every verified trial; groups are tasks."""
-    verdicts = store.turn_verdicts()
-    items = []
-    for item in assignments:
-        verdict = verdicts.get(item.trial.id)
-        if verdict is None or verdict.skill_hash != skill_hash(item.skill):
-            continue
-        items.append(Scored(verdict=verdict, rubric=item.skill.rubric or (),
-                            outcome=outcome_value(item.trial),
-                            group=item.trial.task_id or item.trial.id))
-    return reward_table(items, process_weight=process_weight, normalize=normalize)
+def _mark(skill: Skill, model: str, seed: int) -> tuple[str, str, str, int]:
+    """What a stored verdict must have been made with to be kept (resume)."""
+    return (skill_hash(skill), model, VERIFIER_PROMPT_VERSION, seed)
 
 
-def assign(trials: Sequence[Trial], bank: SkillBank, chosen: dict[str, str],
-           instructions: dict[str, str], owned: dict[str, str] | None = None,
-           ) -> tuple[list[Assignment], dict[str, str]]:
-    """Assignments for trials whose skill (``chosen`` by trial id) has a rubric; ``owned``
-    gives a task's own text by task id."""
-    out: list[Assignment] = []
-    skipped: dict[str, str] = {}
-    for trial in trials:
-        skill_id = chosen.get(trial.id)
-        skill = bank.get(skill_id) if skill_id else None
-        if skill is None and not task_text(trial, instructions):
-            skipped[trial.id] = ("its task is unknown: no --tasks gives it, and its log shows "
-                                 "no instruction (no user message before the agent's first "
-                                 "step)")
-        elif skill is None:
-            skipped[trial.id] = f"no skill {skill_id!r} in the bank" if skill_id else \
-                "retrieval found no skill for its task"
-        elif skill.rubric is None:
-            skipped[trial.id] = (f"skill {skill.id} has no rubric (imported without --model, "
-                                 "or its rubric failed the gates)")
-        elif not trial.steps:
-            skipped[trial.id] = "no trajectory steps"
-        else:
-            out.append(Assignment(trial, skill, task_text(trial, instructions),
-                                  (owned or {}).get(trial.task_id or "")))
-    return out, skipped
+def reward_rows(store: RunStore, members: dict[str, list[tuple[str, Skill, float | None]]],
+                table: RewardTable, *, process_weight: float = 1.0, normalize: bool = False,
+                ) -> Iterator[dict[str, object]]:
+    """Per-turn rows of every verified trial, one group at a time: ``members`` gives each
+    group's (trial id, skill, outcome) in order; a group's verdicts are read from the store,
+    its advantages computed and its rows handed out before the next group is read. What the
+    group rules did (suppressed, dropped groups) is added to ``table``."""
+    for group, trials in members.items():
+        verdicts = store.turn_verdicts([trial_id for trial_id, _, _ in trials])
+        items = [Scored(verdict=verdict, rubric=skill.rubric or (), outcome=outcome, group=group)
+                 for trial_id, skill, outcome in trials
+                 if (verdict := verdicts.get(trial_id)) is not None
+                 and verdict.skill_hash == skill_hash(skill)]
+        part = reward_table(items, process_weight=process_weight, normalize=normalize)
+        table.suppressed += part.suppressed
+        table.dropped += part.dropped
+        yield from part.rows
+
+
+def skip_reason(trial_id: str, seen: Seen, skill_id: str | None, bank: SkillBank,
+                instructions: dict[str, str]) -> str | None:
+    """Why a trial cannot be verified (None when it can)."""
+    skill = bank.get(skill_id) if skill_id else None
+    if skill is None and not (instructions.get(seen.task_id or "") or seen.has_text):
+        return ("its task is unknown: no --tasks gives it, and its log shows no instruction "
+                "(no user message before the agent's first step)")
+    if skill is None:
+        return f"no skill {skill_id!r} in the bank" if skill_id else \
+            "retrieval found no skill for its task"
+    if skill.rubric is None:
+        return (f"skill {skill.id} has no rubric (imported without --model, or its rubric "
+                "failed the gates)")
+    if not seen.has_steps:
+        return "no trajectory steps"
+    return None
 
 
 def task_text(trial: Trial, instructions: dict[str, str]) -> str:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +27,12 @@ def write_rows(rows: Iterable[dict[str, Any]], path: Path, fmt: str,
             for row in rows:
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         return path
-    if columns is None:
-        rows = list(rows)
-    names = list(columns or (rows[0].keys() if rows else []))  # type: ignore[index]
+    if columns is None:  # the first row's keys name the columns
+        rows = iter(rows)
+        first = next(rows, None)
+        columns = list(first) if first is not None else []
+        rows = itertools.chain([first] if first is not None else [], rows)
+    names = list(columns)
     if fmt == "csv":
         with path.open("w", newline="", encoding="utf-8") as handle:
             writer = csv.DictWriter(handle, fieldnames=names, extrasaction="ignore")
@@ -40,9 +45,41 @@ def write_rows(rows: Iterable[dict[str, Any]], path: Path, fmt: str,
             import pyarrow.parquet as pq
         except ImportError:
             raise PrerequisiteError("pyarrow", "parquet") from None
-        table = pa.Table.from_pylist([{k: _flat(row.get(k)) for k in names} for row in rows])
-        pq.write_table(table, path)
+        _write_parquet(({k: _flat(row.get(k)) for k in names} for row in rows), path, pa, pq)
     return path
+
+
+PARQUET_GROUP_ROWS = 50_000
+
+
+def _write_parquet(rows: Iterable[dict[str, Any]], path: Path, pa: Any, pq: Any) -> None:
+    """Parquet in row groups of :data:`PARQUET_GROUP_ROWS`, never every row at once: the
+    rows are spooled to a temporary JSON Lines file while each group's schema is unified
+    with the last (a column empty so far takes the type of its first value), then written
+    group by group under the unified schema."""
+    schema = None
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for chunk in _chunks(rows, PARQUET_GROUP_ROWS):
+            for row in chunk:
+                spool.write(json.dumps(row, ensure_ascii=False) + "\n")
+            found = pa.Table.from_pylist(chunk).schema
+            schema = found if schema is None else pa.unify_schemas(
+                [schema, found], promote_options="permissive")
+        spool.seek(0)
+        with pq.ParquetWriter(path, schema or pa.schema([])) as writer:
+            for chunk in _chunks((json.loads(line) for line in spool), PARQUET_GROUP_ROWS):
+                writer.write_table(pa.Table.from_pylist(chunk, schema=schema))
+
+
+def _chunks(rows: Iterable[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    chunk: list[dict[str, Any]] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def _cell(value: Any) -> Any:

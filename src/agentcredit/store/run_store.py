@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -287,10 +287,24 @@ class RunStore:
             db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
                        (verdict.trial_id, "turns", now))
 
-    def turn_verdicts(self) -> dict[str, TrialVerdict]:
-        """Turn verdicts by trial id."""
-        return {t: TrialVerdict.model_validate_json(b) for t, b in self.db.execute(
-            "SELECT trial_id, body FROM turn_verdicts ORDER BY rowid")}
+    def turn_verdicts(self, trial_ids: Sequence[str] | None = None) -> dict[str, TrialVerdict]:
+        """Turn verdicts by trial id (of ``trial_ids`` only, when given)."""
+        if trial_ids is None:
+            return {t: TrialVerdict.model_validate_json(b) for t, b in self.db.execute(
+                "SELECT trial_id, body FROM turn_verdicts ORDER BY rowid")}
+        found: dict[str, TrialVerdict] = {}
+        for start in range(0, len(trial_ids), 500):
+            chunk = trial_ids[start:start + 500]
+            found.update((t, TrialVerdict.model_validate_json(b)) for t, b in self.db.execute(
+                f"SELECT trial_id, body FROM turn_verdicts WHERE trial_id IN "
+                f"({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def turn_verdict_marks(self) -> dict[str, tuple[str, str | None, str | None, int | None]]:
+        """trial id -> (skill hash, model, prompt version, seed) of its stored turn verdict:
+        what a rerun compares to decide whether to verify again (no verdict is parsed)."""
+        return {t: (h, m, p, s) for t, h, m, p, s in self.db.execute(
+            "SELECT trial_id, skill_hash, model, prompt_version, seed FROM turn_verdicts")}
 
     # errors and usage
     def add_error(self, trial_id: str | None, stage: str, message: str) -> None:
