@@ -9,13 +9,16 @@ process (``wait4``'s ``ru_maxrss``) for:
 - ``run --batch``: the judging round queued for a batch (the checklist was synthesized
   through the loopback Batches fake beforehand, in its own process);
 - ``run --batch-auto``: from nothing to the end against the loopback Batches fake (synthesis
-  round, judging round, scores, report).
+  round, judging round, scores, report);
+- ``skills reward`` (mode ``rewards``, not in the default modes): one skill with a rubric
+  verifies every trial turn by turn, the scripted verifier answering from a loopback
+  OpenAI-compatible server (coarse and fine calls), then the per-turn rows and page.
 
 It prints a table of peak RSS per N and mode, and the slope in MB per 1,000 trials between
 the smallest and the largest N (target: at most 5 MB per 1,000 trials, and the largest N
 within 150 MB of the smallest).
 
-``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto]``
+``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto rewards]``
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -35,8 +39,14 @@ sys.path.insert(0, str(ROOT))
 from tests.cli.test_batch_pipeline import responder  # noqa: E402
 from tests.judging.synthetic import write_task, write_trials  # noqa: E402
 from tests.llm.fake_batch_server import batch_server_process  # noqa: E402
+from tests.llm.fake_server import server_process  # noqa: E402
+from tests.rewards import scripted_verifier  # noqa: E402
+from tests.skills.helpers import make_skill  # noqa: E402
 
-MODES = ("run", "batch", "auto")
+from agentcredit.schema import Lineage  # noqa: E402
+from agentcredit.skills.bank import freeze_bank, make_bank  # noqa: E402
+
+MODES = ("run", "batch", "auto", "rewards")
 MODEL = "openai/judge-model"
 
 
@@ -53,6 +63,25 @@ def peak_rss(args: list[str], env: dict[str, str]) -> tuple[float, float]:
         raise SystemExit(f"agentcredit {' '.join(args[:2])} failed: {err[-2000:]}")
     proc.stderr.close() if proc.stderr else None
     return usage.ru_maxrss / 1024, seconds
+
+
+def verifier_answer(body: dict[str, Any]) -> str:
+    """The scripted turn verifier behind the loopback server (``rewards`` mode)."""
+    return scripted_verifier.answer(body["messages"],
+                                    body["response_format"]["json_schema"]["schema"])
+
+
+def rewards_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tuple[float, float]:
+    """``skills reward`` over ``trials`` with one rubric skill (see the module docstring)."""
+    bank = work / "bank"
+    if not bank.exists():
+        skill = make_skill("sums", lineage=Lineage(stage="import", sources=("x",)))
+        freeze_bank(make_bank([skill], benchmark=None, embedding="lexical-tfidf-1",
+                              rules_version="r", prompt_version="p"), bank)
+    with server_process(responder=verifier_answer) as url:
+        return peak_rss(["skills", "reward", str(bank), str(trials), "--out",
+                         str(work / f"rewards-{count}"), "--model", "openai/verifier",
+                         "--base-url", f"{url}/v1", "--skill", "sums"], env)
 
 
 def measure(work: Path, count: int, modes: list[str], url: str,
@@ -77,6 +106,8 @@ def measure(work: Path, count: int, modes: list[str], url: str,
     if "auto" in modes:
         found["auto"] = peak_rss(["run", str(tasks), str(trials), "--out",
                                   str(work / f"auto-{count}"), *model, "--batch-auto"], env)
+    if "rewards" in modes:
+        found["rewards"] = rewards_rss(work, trials, count, env)
     shutil.rmtree(trials)
     return found
 
@@ -84,7 +115,7 @@ def measure(work: Path, count: int, modes: list[str], url: str,
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--trials", type=int, nargs="+", default=[1_000, 8_000, 32_000])
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES[:3]))
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="memory-scale-"))
     write_task(work / "tasks")

@@ -7,7 +7,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentcredit.rewards.advantages import STATE_VALUES, compute_advantages
+from agentcredit.rewards.advantages import (
+    STATE_VALUES,
+    GroupMoments,
+    compute_advantages,
+    row_terms,
+)
 
 V = STATE_VALUES
 
@@ -164,3 +169,27 @@ def test_advantages_of_one_group_at_a_time_equal_the_whole_batch(
             assert np.allclose(getattr(alone, name), getattr(whole, name)[rows]), name
         assert bool(alone.dropped_groups) == (int(group) in whole.dropped_groups)
         assert bool(alone.suppressed_groups) == (int(group) in whole.suppressed_groups)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_batches(), st.booleans(), st.integers(1, 4))
+def test_one_group_computed_a_chunk_at_a_time_equals_the_whole_group(
+        batch: dict[str, np.ndarray], normalize: bool, size: int) -> None:
+    """A group too large to hold is computed in chunks of rows, given the group's moments
+    (from each row's S and R) and whether any of its rows carries a signal."""
+    batch = {**batch, "groups": np.zeros(len(batch["outcomes"]), dtype=np.int64)}
+    whole = compute_advantages(**batch, normalize=normalize, process_weight=0.5)
+    _, _, score, has_rubric = row_terms(batch["values"], batch["responsibility"],
+                                        batch["satisfied"], batch["valid"], batch["weights"],
+                                        batch["turn_mask"])
+    moments = GroupMoments.of(score, has_rubric, batch["outcomes"], batch["groups"], 1)
+    pieces = [slice(k, k + size) for k in range(0, len(score), size)]
+    signal = np.array([any(compute_advantages(
+        **{k: v[p] for k, v in batch.items()}, normalize=normalize, process_weight=0.5,
+        moments=moments).signal.any() for p in pieces)])
+    for piece in pieces:
+        part = compute_advantages(**{k: v[piece] for k, v in batch.items()},
+                                  normalize=normalize, process_weight=0.5, moments=moments,
+                                  group_signal=signal)
+        for name in ("satisfaction_advantage", "process", "outcome", "combined", "kept"):
+            assert np.allclose(getattr(part, name), getattr(whole, name)[piece]), name

@@ -13,7 +13,7 @@ import pytest
 from agentcredit.formats import load
 from agentcredit.llm import register_script
 from agentcredit.llm.spec import client_for
-from agentcredit.rewards import jobs
+from agentcredit.rewards import jobs, run
 from agentcredit.rewards.jobs import turn_rewards
 from agentcredit.rewards.run import Assignment, verify_all
 from agentcredit.rewards.table import Scored, outcome_value, reward_table
@@ -37,13 +37,23 @@ def _verifier() -> None:
 
 
 def _two_tasks(root: Path, each: int) -> list[Path]:
-    return [write_trials(root / name, each, steps=8, task=name, seed=n)
-            for n, name in enumerate(("task-a", "task-b"))]
+    """Two tasks' trials; every third passes (so outcome advantages differ by trial)."""
+    jobs_ = [write_trials(root / name, each, steps=8, task=name, seed=n)
+             for n, name in enumerate(("task-a", "task-b"))]
+    for job in jobs_:
+        for k, result in enumerate(sorted(job.glob("*/result.json"))):
+            data = json.loads(result.read_text())
+            data["verifier_result"]["rewards"]["reward"] = 1.0 if k % 3 == 0 else 0.0
+            result.write_text(json.dumps(data))
+    return jobs_
 
 
+@pytest.mark.parametrize("chunk", [256, 5])
 def test_rows_are_written_a_group_at_a_time_and_equal_one_computation_over_all(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
+    """Groups of 12 trials: whole (chunk 256), or read back five verdicts at a time."""
     monkeypatch.setattr(jobs, "MAX_TRIALS", 5)
+    monkeypatch.setattr(run, "GROUP_CHUNK", chunk)
     roots = _two_tasks(tmp_path / "in", 12)
     result = turn_rewards(_bank(), roots, tmp_path / "run", model="scripted/stream-verifier",
                           skill="sums", process_weight=0.5)
@@ -61,8 +71,11 @@ def test_rows_are_written_a_group_at_a_time_and_equal_one_computation_over_all(
         trials[t]), group=trials[t].task_id or t) for t, v in verdicts.items()],
         process_weight=0.5)
     key = ("trial_id", "turn")
-    expected = {tuple(r[k] for k in key): r["combined"] for r in whole.rows}
-    assert {tuple(r[k] for k in key): r["combined"] for r in rows} == pytest.approx(expected)
+    for column in ("combined", "process_advantage", "outcome_advantage", "progress", "kept"):
+        expected = {tuple(r[k] for k in key): r[column] for r in whole.rows}
+        assert {tuple(r[k] for k in key): r[column] for r in rows} == pytest.approx(expected)
+    assert (result.table.suppressed, result.table.dropped) == (whole.suppressed, whole.dropped)
+    assert len({round(r["outcome_advantage"], 6) for r in rows}) > 1  # not all zero
     page = (tmp_path / "run" / "turn_rewards.html").read_text()
     assert page.count("<details") == 5  # the page shows MAX_TRIALS trials, not the run
     pyarrow = pytest.importorskip("pyarrow.parquet")

@@ -58,6 +58,7 @@ class Advantages:
     outcome: np.ndarray           # (N,): A_O
     combined: np.ndarray          # (N, T): A
     kept: np.ndarray              # (N,) bool
+    signal: np.ndarray            # (N,) bool: the row has a non-zero A_O or A_P
     suppressed_groups: tuple[int, ...]
     dropped_groups: tuple[int, ...]
 
@@ -71,9 +72,31 @@ def state_value(state: str) -> float:
     return STATE_VALUES[state]
 
 
+@dataclass(frozen=True)
+class GroupMoments:
+    """Per group (indexed by group id): mean and population std of the satisfaction ``S``
+    over its rows with a rubric, and of the outcome ``R`` over its rows with an outcome.
+    All that makes a row's advantage depend on other rows (besides the dropped rule), so a
+    group can be computed a chunk of rows at a time once these are known."""
+
+    mean_s: np.ndarray
+    std_s: np.ndarray
+    mean_r: np.ndarray
+    std_r: np.ndarray
+
+    @classmethod
+    def of(cls, score: np.ndarray, has_rubric: np.ndarray, outcomes: np.ndarray,
+           groups: np.ndarray, n_groups: int) -> GroupMoments:
+        """The moments of rows ``score`` (``S``), ``has_rubric`` and ``outcomes`` (NaN: none)."""
+        mean_s, std_s = _group_stats(score, has_rubric, groups, n_groups)
+        present = ~np.isnan(outcomes)
+        mean_r, std_r = _group_stats(np.nan_to_num(outcomes), present, groups, n_groups)
+        return cls(mean_s, std_s, mean_r, std_r)
+
+
 def _group_stats(x: np.ndarray, present: np.ndarray, groups: np.ndarray,
                  n_groups: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row group mean and population std of ``x`` over the rows where ``present``."""
+    """Per-group mean and population std of ``x`` over the rows where ``present``."""
     weight = present.astype(np.float64)
     counts = np.bincount(groups, weights=weight, minlength=n_groups)
     safe = np.where(counts > 0, counts, 1.0)
@@ -81,13 +104,13 @@ def _group_stats(x: np.ndarray, present: np.ndarray, groups: np.ndarray,
     mean = sums / safe
     squares = np.bincount(groups, weights=np.where(present, (x - mean[groups]) ** 2, 0.0),
                           minlength=n_groups)
-    std = np.sqrt(squares / safe)
-    return mean[groups], std[groups]
+    return mean, np.sqrt(squares / safe)
 
 
-def _relative(x: np.ndarray, present: np.ndarray, groups: np.ndarray, n_groups: int,
+def _relative(x: np.ndarray, present: np.ndarray, mean: np.ndarray, std: np.ndarray,
               normalize: bool, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
-    mean, std = _group_stats(x, present, groups, n_groups)
+    """``x`` relative to its row's group ``mean`` (÷ ``std`` when ``normalize``); 0 where
+    the group has no variance (``flat``, also returned)."""
     flat = std <= tolerance
     centred = np.where(present, x - mean, 0.0)
     if normalize:
@@ -95,20 +118,13 @@ def _relative(x: np.ndarray, present: np.ndarray, groups: np.ndarray, n_groups: 
     return np.where(flat, 0.0, centred), flat
 
 
-def compute_advantages(
-    values: np.ndarray, responsibility: np.ndarray, satisfied: np.ndarray,
-    valid: np.ndarray, weights: np.ndarray, turn_mask: np.ndarray, outcomes: np.ndarray,
-    groups: np.ndarray, *, process_weight: float = 1.0, normalize: bool = False,
-    tolerance: float = TOLERANCE,
-) -> Advantages:
-    """Rewards and advantages of a batch (see the module docstring for every formula).
-
-    ``outcomes`` holds NaN where a row has no outcome; ``groups`` holds small integer ids.
-    """
+def row_terms(values: np.ndarray, responsibility: np.ndarray, satisfied: np.ndarray,
+              valid: np.ndarray, weights: np.ndarray, turn_mask: np.ndarray,
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What a row's rewards need of that row only: progress ``P`` (N, T), ``σ`` (N, T),
+    ``S`` (N,) and whether it has a valid weighted criterion (N,)."""
     values = np.asarray(values, dtype=np.float64)
     mask = np.asarray(turn_mask, dtype=bool)
-    groups = np.asarray(groups, dtype=np.int64)
-    n_groups = int(groups.max()) + 1 if groups.size else 0
     w = np.where(valid, weights, 0.0).astype(np.float64)
     total = w.sum(axis=1, keepdims=True)
     w_hat = np.divide(w, total, out=np.zeros_like(w), where=total > 0)
@@ -116,9 +132,33 @@ def compute_advantages(
     progress = np.einsum("nc,nct->nt", w_hat, values - previous) * mask
     credit = w_hat * np.asarray(satisfied, dtype=np.float64)
     sat_turn = np.einsum("nc,nct->nt", credit, responsibility) * mask
-    score = sat_turn.sum(axis=1)
-    has_rubric = total[:, 0] > 0
-    adv_s, flat_s = _relative(score, has_rubric, groups, n_groups, normalize, tolerance)
+    return progress, sat_turn, sat_turn.sum(axis=1), total[:, 0] > 0
+
+
+def compute_advantages(
+    values: np.ndarray, responsibility: np.ndarray, satisfied: np.ndarray,
+    valid: np.ndarray, weights: np.ndarray, turn_mask: np.ndarray, outcomes: np.ndarray,
+    groups: np.ndarray, *, process_weight: float = 1.0, normalize: bool = False,
+    tolerance: float = TOLERANCE, moments: GroupMoments | None = None,
+    group_signal: np.ndarray | None = None,
+) -> Advantages:
+    """Rewards and advantages of a batch (see the module docstring for every formula).
+
+    ``outcomes`` holds NaN where a row has no outcome; ``groups`` holds small integer ids.
+    ``moments`` and ``group_signal`` (per group: whether any of its rows carries a signal)
+    are those of the whole groups when the rows given are only some of them (a group
+    computed a chunk at a time); by default both come from the rows given.
+    """
+    mask = np.asarray(turn_mask, dtype=bool)
+    groups = np.asarray(groups, dtype=np.int64)
+    n_groups = int(groups.max()) + 1 if groups.size else 0
+    progress, sat_turn, score, has_rubric = row_terms(values, responsibility, satisfied,
+                                                      valid, weights, mask)
+    if moments is None:
+        moments = GroupMoments.of(score, has_rubric, np.asarray(outcomes, dtype=np.float64),
+                                  groups, n_groups)
+    adv_s, flat_s = _relative(score, has_rubric, moments.mean_s[groups],
+                              moments.std_s[groups], normalize, tolerance)
     turns = mask.sum(axis=1, keepdims=True)
     uniform = np.divide(mask.astype(np.float64), turns, out=np.zeros(mask.shape),
                         where=turns > 0)
@@ -127,12 +167,13 @@ def compute_advantages(
                      uniform)
     process = adv_s[:, None] * share + progress
     present = ~np.isnan(outcomes)
-    adv_o, _ = _relative(np.nan_to_num(outcomes), present, groups, n_groups, normalize,
-                         tolerance)
+    adv_o, _ = _relative(np.nan_to_num(outcomes), present, moments.mean_r[groups],
+                         moments.std_r[groups], normalize, tolerance)
     combined = (adv_o[:, None] + process_weight * process) * mask
     signal = (np.abs(adv_o) > tolerance) | (np.abs(process) > tolerance).any(axis=1)
-    group_signal = np.bincount(groups, weights=signal.astype(np.float64),
-                               minlength=n_groups) > 0
+    if group_signal is None:
+        group_signal = np.bincount(groups, weights=signal.astype(np.float64),
+                                   minlength=n_groups) > 0
     kept = group_signal[groups]
     combined = np.where(kept[:, None], combined, 0.0)
     suppressed = sorted({int(g) for g, f, r in zip(groups, flat_s, has_rubric, strict=True)
@@ -140,5 +181,5 @@ def compute_advantages(
     dropped = sorted({int(g) for g in groups if not group_signal[g]})
     return Advantages(progress=progress, satisfaction_turn=sat_turn, satisfaction=score,
                       satisfaction_advantage=adv_s, process=process * mask,
-                      outcome=adv_o, combined=combined, kept=kept,
+                      outcome=adv_o, combined=combined, kept=kept, signal=signal,
                       suppressed_groups=tuple(suppressed), dropped_groups=tuple(dropped))

@@ -16,7 +16,7 @@ from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.text import shorten
 
-MAX_TRIALS = 300
+MAX_TRIALS = 100
 _SAFE = re.compile(r"[^A-Za-z0-9_.:-]")
 
 

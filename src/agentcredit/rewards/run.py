@@ -15,7 +15,13 @@ from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import ModelFailure, ModelResponse
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
-from agentcredit.rewards.table import RewardTable, Scored, outcome_value, reward_table
+from agentcredit.rewards.table import (
+    RewardTable,
+    Scored,
+    group_rows,
+    outcome_value,
+    reward_table,
+)
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvidenceRules, Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.schema.outcomes import Deferred, Failed
@@ -124,20 +130,37 @@ def _mark(skill: Skill, model: str, seed: int) -> tuple[str, str, str, int]:
     return (skill_hash(skill), model, VERIFIER_PROMPT_VERSION, seed)
 
 
+GROUP_CHUNK = 256
+"""Trials of a group whose verdicts are held at once; a larger group is read in chunks."""
+
+
 def reward_rows(store: RunStore, members: dict[str, list[tuple[str, Skill, float | None]]],
                 table: RewardTable, *, process_weight: float = 1.0, normalize: bool = False,
                 ) -> Iterator[dict[str, object]]:
     """Per-turn rows of every verified trial, one group at a time: ``members`` gives each
-    group's (trial id, skill, outcome) in order; a group's verdicts are read from the store,
-    its advantages computed and its rows handed out before the next group is read. What the
-    group rules did (suppressed, dropped groups) is added to ``table``."""
+    group's (trial id, skill, outcome) in order. A group's verdicts are read from the store
+    (a chunk of :data:`GROUP_CHUNK` at a time when it is larger), its advantages computed
+    and its rows handed out before the next group is read. What the group rules did
+    (suppressed, dropped groups) is added to ``table``."""
     for group, trials in members.items():
-        verdicts = store.turn_verdicts([trial_id for trial_id, _, _ in trials])
-        items = [Scored(verdict=verdict, rubric=skill.rubric or (), outcome=outcome, group=group)
-                 for trial_id, skill, outcome in trials
-                 if (verdict := verdicts.get(trial_id)) is not None
-                 and verdict.skill_hash == skill_hash(skill)]
-        part = reward_table(items, process_weight=process_weight, normalize=normalize)
+
+        def chunks(trials: list[tuple[str, Skill, float | None]] = trials,
+                   group: str = group) -> Iterator[list[Scored]]:
+            for start in range(0, len(trials), GROUP_CHUNK):
+                part = trials[start:start + GROUP_CHUNK]
+                verdicts = store.turn_verdicts([trial_id for trial_id, _, _ in part])
+                yield [Scored(verdict=verdict, rubric=skill.rubric or (), outcome=outcome,
+                              group=group)
+                       for trial_id, skill, outcome in part
+                       if (verdict := verdicts.get(trial_id)) is not None
+                       and verdict.skill_hash == skill_hash(skill)]
+
+        if len(trials) > GROUP_CHUNK:
+            yield from group_rows(chunks, group, table, process_weight=process_weight,
+                                  normalize=normalize)
+            continue
+        part = reward_table(next(chunks()), process_weight=process_weight,
+                            normalize=normalize)
         table.suppressed += part.suppressed
         table.dropped += part.dropped
         yield from part.rows

@@ -8,13 +8,20 @@ agent turn. Criteria whose status is not ``applicable`` are excluded (``valid`` 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from agentcredit.rewards.advantages import STATE_VALUES, Advantages, compute_advantages
+from agentcredit.rewards.advantages import (
+    STATE_VALUES,
+    TOLERANCE,
+    Advantages,
+    GroupMoments,
+    compute_advantages,
+    row_terms,
+)
 from agentcredit.schema import RubricCriterion, Trial, TrialVerdict
 
 
@@ -81,13 +88,50 @@ def arrays(items: Sequence[Scored]) -> dict[str, np.ndarray]:
 
 
 def advantages_of(items: Sequence[Scored], *, process_weight: float = 1.0,
-                  normalize: bool = False) -> Advantages:
+                  normalize: bool = False, moments: GroupMoments | None = None,
+                  group_signal: np.ndarray | None = None) -> Advantages:
     """:func:`compute_advantages` over the padded arrays of ``items``."""
     data = arrays(items)
     return compute_advantages(
         data["values"], data["responsibility"], data["satisfied"], data["valid"],
         data["weights"], data["turn_mask"], data["outcomes"], data["groups"],
-        process_weight=process_weight, normalize=normalize)
+        process_weight=process_weight, normalize=normalize, moments=moments,
+        group_signal=group_signal)
+
+
+def group_rows(chunks: Callable[[], Iterator[list[Scored]]], name: str, table: RewardTable,
+               *, process_weight: float = 1.0, normalize: bool = False,
+               ) -> Iterator[dict[str, Any]]:
+    """The rows of one group too large to hold: ``chunks()`` hands its items out a chunk at
+    a time, and is called three times (the group's moments of ``S`` and ``R``; whether any
+    row carries a signal; the rows). The same rows as :func:`reward_table` of the whole
+    group; ``name`` is what ``table`` reports as suppressed or dropped."""
+    scores, rubric, outcomes = [], [], []
+    for items in filter(None, chunks()):
+        data = arrays(items)
+        _, _, score, has = row_terms(data["values"], data["responsibility"],
+                                     data["satisfied"], data["valid"], data["weights"],
+                                     data["turn_mask"])
+        scores.append(score)
+        rubric.append(has)
+        outcomes.append(data["outcomes"])
+    if not scores:
+        return
+    has_rubric = np.concatenate(rubric)
+    moments = GroupMoments.of(np.concatenate(scores), has_rubric, np.concatenate(outcomes),
+                              np.zeros(len(has_rubric), dtype=np.int64), 1)
+    signal = np.array([any(advantages_of(items, moments=moments, normalize=normalize,
+                                         process_weight=process_weight).signal.any()
+                           for items in filter(None, chunks()))])
+    if has_rubric.any() and moments.std_s[0] <= TOLERANCE:
+        table.suppressed.append(name)
+    if not signal[0]:
+        table.dropped.append(name)
+    for items in filter(None, chunks()):
+        result = advantages_of(items, process_weight=process_weight, normalize=normalize,
+                               moments=moments, group_signal=signal)
+        for i, item in enumerate(items):
+            yield from _rows(i, item, result)
 
 
 def reward_table(items: Sequence[Scored], *, process_weight: float = 1.0,

@@ -49,7 +49,7 @@ def write_rows(rows: Iterable[dict[str, Any]], path: Path, fmt: str,
     return path
 
 
-PARQUET_GROUP_ROWS = 50_000
+PARQUET_GROUP_ROWS = 8_192
 
 
 def _write_parquet(rows: Iterable[dict[str, Any]], path: Path, pa: Any, pq: Any) -> None:
