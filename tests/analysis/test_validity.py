@@ -181,3 +181,26 @@ def test_outputs_mode_turns_an_action_only_yes_into_abstain(tmp_path: Path) -> N
     bad = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"), "--out",
                               str(tmp_path / "x"), "--evidence", "everything"])
     assert bad.exit_code == 2 and "--evidence must be one of" in bad.output
+
+
+def test_agreement_counts_a_stream_and_lists_the_first_conflicts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pairs are counted as they come; every conflict is counted, the first ones listed."""
+    from agentcredit.analysis import agreement as module
+    from agentcredit.analysis.agreement import Pair, agreement
+
+    monkeypatch.setattr(module, "MAX_CONFLICTS", 2)
+    labels = [("yes", "yes"), ("yes", "no"), ("no", "no"), ("no", "yes"), ("abstain", "yes"),
+              ("yes", "no"), ("no", "yes"), ("yes", "no")]
+
+    def stream():  # type: ignore[no-untyped-def]
+        for k, (llm, verifier) in enumerate(labels):
+            yield Pair(f"t{k}", f"task{k % 2}", "A1", llm, verifier, (), ())
+
+    found = agreement(stream(), np.random.default_rng(0), draws=50)
+    assert (found["items"], found["decided_both"], found["conflicts_total"]) == (8, 7, 5)
+    assert [c["trial_id"] for c in found["conflicts"]] == ["t1", "t3"]
+    assert found["confusion"]["llm_yes"] == {"verifier_yes": 1, "verifier_no": 3,
+                                             "verifier_abstain": 0}
+    assert found["kappa"]["estimate"] == pytest.approx(cohen_kappa(np.array([[1, 3], [2, 1]])))
+    assert set(found["per_task"]) == {"task0", "task1"}

@@ -78,23 +78,34 @@ def assertion_pairs(checklist: Checklist, llm: Sequence[ItemJudgment],
     return out
 
 
-def _matrix(pairs: Sequence[Pair]) -> np.ndarray:
-    m = np.zeros((3, 3))
-    for p in pairs:
-        m[LABELS.index(p.llm), LABELS.index(p.verifier)] += 1
-    return m
+MAX_CONFLICTS = 1_000
+"""Conflicts listed in full (the first ones); ``conflicts_total`` counts them all."""
 
 
-def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
+def agreement(pairs: Iterable[Pair], rng: np.random.Generator, *,
               draws: int = 2000, level: float = 0.95) -> dict[str, Any]:
-    """Confusion, raw agreement and κ overall and per task, and the conflicts."""
-    decided = [p for p in pairs if p.llm != "abstain" and p.verifier != "abstain"]
-    overall = _matrix(pairs)
+    """Confusion, raw agreement and κ overall and per task, and the conflicts; ``pairs`` are
+    counted as they come (a stream is never held)."""
+    overall = np.zeros((3, 3))
+    by_task: dict[str, np.ndarray] = {}
+    conflicts: list[Pair] = []
+    items = decided = total = 0
+    for p in pairs:
+        i, j = LABELS.index(p.llm), LABELS.index(p.verifier)
+        overall[i, j] += 1
+        items += 1
+        if "abstain" in (p.llm, p.verifier):
+            continue
+        decided += 1
+        by_task.setdefault(p.task_id, np.zeros((2, 2)))[i, j] += 1
+        if i != j:
+            total += 1
+            if len(conflicts) < MAX_CONFLICTS:
+                conflicts.append(p)
     sub = overall[:2, :2]
     kappa = cohen_kappa(sub)
-    tasks = sorted({p.task_id for p in decided})
-    per_task = np.stack([_matrix([p for p in decided if p.task_id == t])[:2, :2]
-                         for t in tasks]) if tasks else np.zeros((0, 2, 2))
+    tasks = sorted(by_task)
+    per_task = np.stack([by_task[t] for t in tasks]) if tasks else np.zeros((0, 2, 2))
     interval = Interval(kappa, None, None, level)
     if kappa is not None and tasks:
         weights = cluster_weights(len(tasks), draws, rng)
@@ -106,9 +117,8 @@ def agreement(pairs: Sequence[Pair], rng: np.random.Generator, *,
             low, high = np.quantile(valid, [alpha, 1.0 - alpha])
             interval = Interval(kappa, float(low), float(high), level)
     agree = float(np.trace(sub) / sub.sum()) if sub.sum() else None
-    conflicts = [p for p in decided if p.llm != p.verifier]
     return {
-        "items": len(pairs), "decided_both": len(decided),
+        "items": items, "decided_both": decided, "conflicts_total": total,
         "confusion": {f"llm_{a}": {f"verifier_{b}": int(overall[i, j])
                                    for j, b in enumerate(LABELS)}
                       for i, a in enumerate(LABELS)},

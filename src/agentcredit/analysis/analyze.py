@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,17 +54,16 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     return result
 
 
-def _pairs(store: RunStore, checklists: dict[str, Any]) -> list[Pair]:
-    out: list[Pair] = []
+def _pairs(store: RunStore, checklists: dict[str, Any]) -> Iterator[Pair]:
+    """Each judged trial's assertion pairs, read from the store one trial at a time."""
     for trial in store.iter_trials():
         checklist = checklists.get(trial["checklist_hash"] or "")
         tid = trial["trial_id"]
         judgments = store.judgments_of(tid) if checklist is not None else {}
         if checklist is None or "llm" not in judgments:
             continue
-        out += assertion_pairs(checklist, judgments["llm"], judgments.get("verifier", []),
-                               tid, trial["task_id"] or "?", trial["checks"])
-    return out
+        yield from assertion_pairs(checklist, judgments["llm"], judgments.get("verifier", []),
+                                   tid, trial["task_id"] or "?", trial["checks"])
 
 
 async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0

@@ -79,7 +79,7 @@ def _print_more(console: Console, result: dict[str, Any]) -> None:
         console.print(f"judge–verifier agreement on assertion items: {q(agree['decided_both'])} "
                       f"decided by both of {q(agree['items'])}; raw agreement "
                       f"{_fmt(agree['raw_agreement'])}; Cohen's κ {_ci(agree['kappa'])}; "
-                      f"{len(agree['conflicts'])} conflicts ({q(agree['note'])})", soft_wrap=True)
+                      f"{agree['conflicts_total']} conflicts ({q(agree['note'])})", soft_wrap=True)
     kinds = result.get("evidence_kinds")
     if kinds and any(kinds.values()):
         console.print("evidence kinds of the judge's citations: " + ", ".join(
