@@ -49,13 +49,14 @@ def test_holistic_and_generic_batch_in_two_rounds_and_no_stale_errors(tmp_path: 
         final = runner.invoke(app, base, env={"OPENAI_API_KEY": "k"})
         assert final.exit_code == 0, final.output
         assert server.count == 0
+    # every checklist was queued in the first round: no trial was read then, so no
+    # "no checklist" error was recorded to be resolved later
+    assert "3 tasks, 0 trials" in first.output and "made once nothing is queued" in first.output
+    assert "report: made once" in second.output and (run / "report.html").exists()
     summary = json.loads((run / "summary.json").read_text())
-    assert summary["errors"]["open"] == 0
-    assert summary["errors"]["resolved"] == 8  # "no checklist" of the first round, resolved
+    assert summary["errors"] == {"open": 0, "resolved": 0}
     store = RunStore(run)
     assert len(store.holistic()) == 8 and len(store.done_set("generic")) == 8
-    assert "errors recorded" in final.output and "errors resolved by a later run" in \
-        final.output
 
 
 def test_judge_batch_with_frozen_checklists_takes_one_round(tmp_path: Path) -> None:

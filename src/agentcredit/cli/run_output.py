@@ -102,7 +102,8 @@ def print_run(console: Console, result: RunResult) -> None:
                   + (f", {len(report.deferred)} queued for a batch" if report.deferred else ""))
     store = RunStore(result.out)
     print_summary(console, store, result.summary, result.judged, result.usage, result.elapsed)
-    console.print(f"scores: {q(result.scores_path)}; report: {q(result.report_path)}; "
+    made = q(result.report_path) if result.report_path else "made once nothing is queued"
+    console.print(f"scores: {q(result.scores_path)}; report: {made}; "
                   f"store: {q(result.store_path)}")
     if result.batch and result.cache_path is not None:
         next_step(console, result.cache_path, queued=result.queued)

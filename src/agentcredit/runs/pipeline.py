@@ -150,11 +150,15 @@ async def score_async(
                           generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
         with summary_if_interrupted(out, fmt):
-            judged = await _judge(store, trial_stream, checklists, task_list, options, progress,
-                                  close=client is not model)
+            # every checklist queued for a batch: no trial can be judged yet, none is read
+            judged = await _judge(store, trial_stream, checklists, task_list, options,
+                                  progress, close=client is not model,
+                                  read=not (report.deferred and not checklists))
         _no_inspect_score(errors := [*task_errors, *trial_stream.result.errors])
         provenance(errors)
-        path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=True)
+        # while requests wait for a batch, scores so far but no report: made when none waits
+        path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=not (
+            report.deferred or judged.deferred))
         return RunResult(
             out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
@@ -374,8 +378,11 @@ async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]
 
 async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Checklist],
                  tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
-                 close: bool) -> JudgeSummary:
+                 close: bool, read: bool = True) -> JudgeSummary:
+    """Judge the stream's trials (``read`` false: none, the stream is left unread)."""
     try:
+        if not read:
+            return JudgeSummary()
         summary = await judge_trials(store, _indexed(store, trials), checklists,
                                      {t.id: t for t in tasks}, options,
                                      progress=_read_stepper(progress, trials))
