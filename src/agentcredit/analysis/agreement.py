@@ -82,30 +82,52 @@ MAX_CONFLICTS = 1_000
 """Conflicts listed in full (the first ones); ``conflicts_total`` counts them all."""
 
 
+class AgreementCounts:
+    """The agreement study's counts, added a pair at a time (nothing but the first
+    :data:`MAX_CONFLICTS` conflicts is kept)."""
+
+    def __init__(self) -> None:
+        self.overall = np.zeros((3, 3))
+        self.by_task: dict[str, np.ndarray] = {}
+        self.conflicts: list[Pair] = []
+        self.items = self.decided = self.total = 0
+
+    def add(self, p: Pair) -> None:
+        i, j = LABELS.index(p.llm), LABELS.index(p.verifier)
+        self.overall[i, j] += 1
+        self.items += 1
+        if "abstain" in (p.llm, p.verifier):
+            return
+        self.decided += 1
+        self.by_task.setdefault(p.task_id, np.zeros((2, 2)))[i, j] += 1
+        if i != j:
+            self.total += 1
+            if len(self.conflicts) < MAX_CONFLICTS:
+                self.conflicts.append(p)
+
+    def result(self, rng: np.random.Generator, *, draws: int = 2000,
+               level: float = 0.95) -> dict[str, Any]:
+        """Confusion, raw agreement and κ overall and per task, and the conflicts."""
+        return _agreement(self, rng, draws, level)
+
+
 def agreement(pairs: Iterable[Pair], rng: np.random.Generator, *,
               draws: int = 2000, level: float = 0.95) -> dict[str, Any]:
     """Confusion, raw agreement and κ overall and per task, and the conflicts; ``pairs`` are
     counted as they come (a stream is never held)."""
-    overall = np.zeros((3, 3))
-    by_task: dict[str, np.ndarray] = {}
-    conflicts: list[Pair] = []
-    items = decided = total = 0
+    counts = AgreementCounts()
     for p in pairs:
-        i, j = LABELS.index(p.llm), LABELS.index(p.verifier)
-        overall[i, j] += 1
-        items += 1
-        if "abstain" in (p.llm, p.verifier):
-            continue
-        decided += 1
-        by_task.setdefault(p.task_id, np.zeros((2, 2)))[i, j] += 1
-        if i != j:
-            total += 1
-            if len(conflicts) < MAX_CONFLICTS:
-                conflicts.append(p)
+        counts.add(p)
+    return counts.result(rng, draws=draws, level=level)
+
+
+def _agreement(counts: AgreementCounts, rng: np.random.Generator, draws: int,
+               level: float) -> dict[str, Any]:
+    overall, conflicts = counts.overall, counts.conflicts
     sub = overall[:2, :2]
     kappa = cohen_kappa(sub)
-    tasks = sorted(by_task)
-    per_task = np.stack([by_task[t] for t in tasks]) if tasks else np.zeros((0, 2, 2))
+    tasks = sorted(counts.by_task)
+    per_task = np.stack([counts.by_task[t] for t in tasks]) if tasks else np.zeros((0, 2, 2))
     interval = Interval(kappa, None, None, level)
     if kappa is not None and tasks:
         weights = cluster_weights(len(tasks), draws, rng)
@@ -118,7 +140,7 @@ def agreement(pairs: Iterable[Pair], rng: np.random.Generator, *,
             interval = Interval(kappa, float(low), float(high), level)
     agree = float(np.trace(sub) / sub.sum()) if sub.sum() else None
     return {
-        "items": items, "decided_both": decided, "conflicts_total": total,
+        "items": counts.items, "decided_both": counts.decided, "conflicts_total": counts.total,
         "confusion": {f"llm_{a}": {f"verifier_{b}": int(overall[i, j])
                                    for j, b in enumerate(LABELS)}
                       for i, a in enumerate(LABELS)},

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from agentcredit.analysis.agreement import Pair, agreement, assertion_pairs, evidence_kinds
+from agentcredit.analysis.agreement import AgreementCounts, assertion_pairs, evidence_kinds
 from agentcredit.analysis.perturb import Candidate, perturbation_study
 from agentcredit.analysis.stats import clustered_auc
 from agentcredit.analysis.studies import (
@@ -26,6 +25,7 @@ from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
 from agentcredit.schema import Trial
 from agentcredit.store.run_store import RunStore
+from agentcredit.store.scores import StoredTrial
 
 
 def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
@@ -33,13 +33,23 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                   compare: RunStore | None = None, threshold: float = 0.10) -> dict[str, Any]:
     """Every study a run supports, as one JSON-ready dict (seeded: repeats bit for bit)."""
     rng = np.random.default_rng(seed)
-    rows, checklists = trial_rows(store)
+    counts = AgreementCounts()  # filled in the same read of the store as the rows
+
+    def pairs_of(stored: StoredTrial) -> None:
+        if "llm" in stored.judgments:
+            for pair in assertion_pairs(stored.checklist, stored.judgments["llm"],
+                                        stored.judgments.get("verifier", []),
+                                        stored.row["trial_id"], stored.row["task_id"] or "?",
+                                        stored.row["checks"]):
+                counts.add(pair)
+
+    rows, checklists = trial_rows(store, each=pairs_of)
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],
                    "discrimination": discrimination, "scorers": discrimination["scorers"]})
     result["progress_among_failures"] = progress_among_failures(rows, rng, draws=draws)
-    result["agreement"] = agreement(_pairs(store, checklists), rng, draws=draws)
+    result["agreement"] = counts.result(rng, draws=draws)
     result["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
     if compare is not None:
         other, _ = trial_rows(compare)
@@ -52,18 +62,6 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
         if matched:
             result["skill_pairs"] = skill_pair_study(matched, checklists, threshold=threshold)
     return result
-
-
-def _pairs(store: RunStore, checklists: dict[str, Any]) -> Iterator[Pair]:
-    """Each judged trial's assertion pairs, read from the store one trial at a time."""
-    for trial in store.iter_trials():
-        checklist = checklists.get(trial["checklist_hash"] or "")
-        tid = trial["trial_id"]
-        judgments = store.judgments_of(tid) if checklist is not None else {}
-        if checklist is None or "llm" not in judgments:
-            continue
-        yield from assertion_pairs(checklist, judgments["llm"], judgments.get("verifier", []),
-                                   tid, trial["task_id"] or "?", trial["checks"])
 
 
 async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0

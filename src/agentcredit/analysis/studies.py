@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from agentcredit.errors import InputError
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.schema import Checklist, ItemJudgment
 from agentcredit.store.run_store import RunStore
-from agentcredit.store.scores import score_trial, scored_trials
+from agentcredit.store.scores import StoredTrial, score_trial, scored_trials
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,15 @@ USES_OUTCOME = frozenset({"partial_credit", "no_endpoint", "no_pass_propagation"
 agreement with PASS/FAIL is partly mechanical, not independent validity evidence."""
 
 
-def trial_rows(store: RunStore) -> tuple[list[TrialRow], dict[str, Checklist]]:
-    """One row per stored trial with a checklist, scored every way the run allows."""
+def trial_rows(store: RunStore, each: Callable[[StoredTrial], None] | None = None,
+               ) -> tuple[list[TrialRow], dict[str, Checklist]]:
+    """One row per stored trial with a checklist, scored every way the run allows;
+    ``each`` sees every stored trial read (a study that needs more than the row)."""
     checklists = store.checklists()
     rows: list[TrialRow] = []
     for stored in scored_trials(store):
+        if each is not None:
+            each(stored)
         trial, checklist, source, labels = stored.row, stored.checklist, stored.source, \
             stored.labels
         judged, tid = stored.judgments, trial["trial_id"]
