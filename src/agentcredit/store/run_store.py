@@ -68,7 +68,8 @@ def _judgment(source: str, item_id: str, label: Any, reason: Any, rationale: str
               evidence: str) -> ItemJudgment:
     return ItemJudgment(item_id=item_id, label=label, reason=reason, rationale=rationale or "",
                         source=source,
-                        evidence=tuple(Citation(**c) for c in json.loads(evidence)))
+                        evidence=() if evidence == "[]" else tuple(
+                            Citation(**c) for c in json.loads(evidence)))
 
 
 class RunStore:
