@@ -115,8 +115,7 @@ async def score_async(
     its ``status``) a :class:`~agentcredit.runs.status.RunStatus` learns the client too.
     ``workers``: processes rendering evidence views (:class:`agentcredit.judging.fit.
     ViewWorkers`; more than one needs a script guarded by ``if __name__ == "__main__"``).
-    Interrupted (Ctrl-C, SIGTERM made an interrupt by the CLI, a cancelled task), the run
-    keeps what finished and writes a partial ``summary.json`` that says so.
+    Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
 
     Raises:
         ConfigError: an option that cannot work (a judging mode without a model, an
@@ -135,9 +134,8 @@ async def score_async(
         with summary_if_interrupted(out, fmt):
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
                                                    client, concurrency_of(model), progress)
-        store = RunStore(out)
-        meta = {"command": "run", "tasks": str(tasks), "trials": str(trials),
-                "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
+        store, meta = RunStore(out), {"command": "run", "tasks": str(tasks), "trials": str(
+            trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
 
         def provenance(skipped: list[ReadError]) -> None:
             stamp_meta(store, {**meta, **_judge_meta(
@@ -149,14 +147,12 @@ async def score_async(
                           per_item=per_item, holistic=holistic, budget_tokens=budget_tokens,
                           generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
-        with summary_if_interrupted(out, fmt):
-            # every checklist queued for a batch: no trial can be judged yet, none is read
+        with summary_if_interrupted(out, fmt):  # all checklists queued: no trial is read
             judged = await _judge(store, trial_stream, checklists, task_list, options,
                                   progress, close=client is not model,
                                   read=not (report.deferred and not checklists))
         _no_inspect_score(errors := [*task_errors, *trial_stream.result.errors])
-        provenance(errors)
-        # while requests wait for a batch, scores so far but no report: made when none waits
+        provenance(errors)  # the report waits until no request waits for a batch
         path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=not (
             report.deferred or judged.deferred))
         return RunResult(
