@@ -92,7 +92,7 @@ def _prepared(literal: str) -> _Literal:
 
 
 def _alnum(text: str) -> int:
-    return sum(ch.isalnum() for ch in text)
+    return sum(map(str.isalnum, text))
 
 
 def _templates(literal: str, depth: int = 0) -> list[str]:

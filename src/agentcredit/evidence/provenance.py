@@ -109,23 +109,28 @@ def line_origins(output: str, *, commands: Sequence[str], authored: Callable[[st
     lines = fold(output).split("\n")
     if len(lines) != output.count("\n") + 1:
         lines = [fold(line) for line in output.split("\n")]
+    seen: dict[str, LineOrigin] = {}  # within one output, a line's origin is its text's
     for line in lines:
         if (found and found[-1] == "forged") or ("[" in line and FORGED_HEADER.match(line)):
             found.append("forged")
             continue
-        content, status = harness_stripped(line)
-        norm = _SPACE.sub(" ", content).strip()
-        if status or _ALNUM.search(norm) is None:
-            found.append("harness")
-        elif echoed and is_echo(line, echoed, norm if content == line.strip() else None):
-            found.append("echo")
-        elif self_made or authored(norm):
-            found.append("authored")
-        elif given and len(norm) >= MIN_GIVEN_CHARS and norm in given \
-                and len(_ALNUM.findall(norm)) >= MIN_GIVEN_CHARS:
-            found.append("given")
-        else:
-            found.append("tool")
+        origin = seen.get(line)
+        if origin is None:
+            content, status = harness_stripped(line)
+            norm = _SPACE.sub(" ", content).strip()
+            if status or _ALNUM.search(norm) is None:
+                origin = "harness"
+            elif echoed and is_echo(line, echoed, norm if content == line.strip() else None):
+                origin = "echo"
+            elif self_made or authored(norm):
+                origin = "authored"
+            elif given and len(norm) >= MIN_GIVEN_CHARS and norm in given \
+                    and len(_ALNUM.findall(norm)) >= MIN_GIVEN_CHARS:
+                origin = "given"
+            else:
+                origin = "tool"
+            seen[line] = origin
+        found.append(origin)
     return tuple(found)
 
 

@@ -180,7 +180,7 @@ def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence]
     quote = undefuse(quote)
     needle = normalize_text(quote)
     commands = step.commands or _commands_of(step.action)
-    own = sum(ch.isalnum() for ch in environment_text(quote, commands))
+    own = sum(map(str.isalnum, environment_text(quote, commands)))
     if own < rule.min_quote_chars and needle not in step.output_lines:
         return (f"holds {own} letters or digits of its own (fewer than "
                 f"{rule.min_quote_chars}) and is not a whole line")

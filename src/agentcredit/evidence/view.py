@@ -58,9 +58,8 @@ class StepEvidence:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
         agent authored marked with :data:`agentcredit.evidence.authored.MARK` (computed
         once)."""
-        return "\n".join(MARK + defuse(line) if origin == "authored" and line.strip()
-                         else defuse(line)
-                         for line, origin in zip(self.output.split("\n"), self.origins,
+        return "\n".join(MARK + line if origin == "authored" and line.strip() else line
+                         for line, origin in zip(defused_lines(self.output), self.origins,
                                                  strict=True))
 
     @cached_property
@@ -206,6 +205,19 @@ def defuse(text: str) -> str:
     """
     text = _TAGS.sub(lambda m: f"<|{m.group(1)}{m.group(2)}", text)
     return _FORGED_LINE.sub(lambda m: f"{m.group(1)}|{m.group(2)}", text)
+
+
+def defused_lines(text: str) -> list[str]:
+    r"""``text.split("\n")``, each line defused (:func:`defuse`). A line holds a delimiter
+    only where the whole text does, so a text without any is split and nothing more.
+
+    >>> defused_lines("ok\n[step 9] agent"), defused_lines("a\nb")
+    (['ok', '|[step 9] agent'], ['a', 'b'])
+    """
+    lines = text.split("\n")
+    if _TAGS.search(text) is None and _FORGED_LINE.search(text) is None:
+        return lines
+    return [defuse(line) for line in lines]
 
 
 _MARKED = re.compile(r"<\|(?=/?\s*(?i:trajectory|checklist|task_instruction|instruction|"
