@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections import Counter, defaultdict
-from collections.abc import Awaitable, Callable, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from agentcredit.skills.embed import Embedder, cosine_matrix
 from agentcredit.skills.gates import RULES_VERSION, GateContext
 from agentcredit.skills.leaks import leak_literals
 from agentcredit.skills.stages import ask, ask_gated, skill_from_draft
-from agentcredit.skills.tool_names import seen_tools
+from agentcredit.skills.teachers import Teachers
 from agentcredit.store.units import UnitStore
 
 MIN_TEACHER_TOKENS = 300  # the smallest view of a teacher's trials when fitting a window
@@ -71,12 +71,6 @@ class BankBuildReport:
     notes: list[str] = field(default_factory=list)
     waiting: str | None = None
     bank: SkillBank | None = None
-
-
-def teacher_of(trial: Trial) -> str:
-    """``agent+model`` of a trial (``unknown`` parts where not recorded)."""
-    agent = trial.agent.name if trial.agent else "unknown-agent"
-    return f"{agent}+{trial.model or 'unknown-model'}"
 
 
 class _Build:
@@ -139,24 +133,25 @@ class _Build:
         return "done", result
 
 
-async def build_bank(trials: Sequence[Trial], tasks: Sequence[Task], out: Path,
+async def build_bank(trials: Iterable[Trial] | Teachers, tasks: Sequence[Task], out: Path,
                      options: BuildOptions, *,
                      progress: Callable[[str], None] | None = None) -> BankBuildReport:
-    """Run (or resume) the four stages and freeze the bank when nothing is waiting."""
+    """Run (or resume) the four stages and freeze the bank when nothing is waiting.
+
+    ``trials``: the teacher trials (a list or a stream, read once; at most
+    :data:`~agentcredit.skills.teachers.TEACHER_TRIALS` per task and teacher are kept), or
+    the :class:`~agentcredit.skills.teachers.Teachers` gathered from them already.
+    """
     report = BankBuildReport()
     by_task = {t.id: t for t in tasks}
-    usable: dict[str, list[Trial]] = defaultdict(list)
-    for trial in trials:
-        if trial.task_id is None or trial.task_id not in by_task:
-            report.skipped.append((trial.id, f"task {trial.task_id!r} not among the tasks"))
-        elif not trial.steps:
-            report.skipped.append((trial.id, "no trajectory steps"))
-        else:
-            usable[trial.task_id].append(trial)
+    teachers = trials.for_tasks(tasks) if isinstance(trials, Teachers) \
+        else Teachers.gather(trials, tasks)
+    report.skipped += teachers.skipped
+    report.notes += teachers.notes()
     build = _Build(out, options, report, progress)
     try:
-        contexts = _contexts(usable, by_task, report)
-        skills = await _task_skills(build, usable, by_task, contexts)
+        contexts = _contexts(teachers, by_task, report)
+        skills = await _task_skills(build, teachers, by_task, contexts)
         if report.waiting is None:
             final = await _cross_task(build, skills, contexts)
             if final is not None and report.waiting is None:
@@ -166,13 +161,12 @@ async def build_bank(trials: Sequence[Trial], tasks: Sequence[Task], out: Path,
     return report
 
 
-def _contexts(usable: dict[str, list[Trial]], tasks: dict[str, Task],
+def _contexts(teachers: Teachers, tasks: dict[str, Task],
               report: BankBuildReport) -> dict[str, GateContext]:
-    all_trials = [t for group in usable.values() for t in group]
-    tools = seen_tools(all_trials)
-    ids = frozenset(t.id for t in all_trials)
+    tools = teachers.all_tools()
+    ids = frozenset().union(*teachers.ids.values())
     out: dict[str, GateContext] = {}
-    for task_id in usable:
+    for task_id in teachers.groups:
         oracle, problems = read_oracle(tasks[task_id])
         report.notes += [f"oracle of {task_id}: {p}" for p in problems]
         out[task_id] = GateContext(leaks=leak_literals(tasks[task_id], oracle),
@@ -180,20 +174,17 @@ def _contexts(usable: dict[str, list[Trial]], tasks: dict[str, Task],
     return out
 
 
-async def _task_skills(build: _Build, usable: dict[str, list[Trial]], tasks: dict[str, Task],
+async def _task_skills(build: _Build, teachers: Teachers, tasks: dict[str, Task],
                        contexts: dict[str, GateContext]) -> dict[str, Skill]:
     model = build.options.model
 
     async def one(task_id: str) -> tuple[str, Skill | None]:
-        task, trials = tasks[task_id], usable[task_id]
-        teachers: dict[str, list[Trial]] = defaultdict(list)
-        for trial in trials:
-            teachers[teacher_of(trial)].append(trial)
+        task, groups = tasks[task_id], teachers.groups[task_id]
         analyses = await asyncio.gather(*(
-            _teacher(build, task, name, group) for name, group in sorted(teachers.items())))
+            _teacher(build, task, name, group) for name, group in sorted(groups.items())))
         if any(a is None for a in analyses):
             return task_id, None
-        done = {name: a for name, a in zip(sorted(teachers), analyses, strict=True)
+        done = {name: a for name, a in zip(sorted(groups), analyses, strict=True)
                 if a is not None}
         messages = prompts.consolidate_messages(task, done)
         stored = await build.unit("cross-teacher", task_id, messages,
@@ -203,8 +194,9 @@ async def _task_skills(build: _Build, usable: dict[str, list[Trial]], tasks: dic
             return task_id, None
         consolidated = prompts.ConsolidatedSkill.model_validate(stored[1])
         lineage = Lineage(stage="dual-view", source_tasks=(task_id,),
-                          teachers=tuple(sorted(teachers)),
-                          trial_ids=tuple(sorted(t.id for t in trials)), model=model.model_id)
+                          teachers=tuple(sorted(groups)),
+                          trial_ids=tuple(sorted(t.id for group in groups.values()
+                                                 for t in group)), model=model.model_id)
         dual = prompts.dual_view_messages(task, consolidated)
 
         def to_skill(draft: prompts.DualViewDraft) -> Skill:
@@ -216,7 +208,7 @@ async def _task_skills(build: _Build, usable: dict[str, list[Trial]], tasks: dic
             return task_id, None
         return task_id, Skill.model_validate(stored[1])
 
-    results = await asyncio.gather(*(one(task_id) for task_id in sorted(usable)))
+    results = await asyncio.gather(*(one(task_id) for task_id in sorted(teachers.groups)))
     return {task_id: skill for task_id, skill in results if skill is not None}
 
 

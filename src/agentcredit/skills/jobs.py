@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import AgentCreditError, ConfigError, IdConflict, NothingToDo
-from agentcredit.formats import load
+from agentcredit.formats import TrialStream, load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
@@ -29,6 +29,7 @@ from agentcredit.skills.library import content_hash, resolve_ids
 from agentcredit.skills.prompts import PROMPT_VERSION
 from agentcredit.skills.ranking import Retrieval
 from agentcredit.skills.ranking import retrieve as retrieve_async
+from agentcredit.skills.teachers import Teachers
 
 Step = Callable[[str], None]
 
@@ -200,21 +201,24 @@ async def build_bank_from_paths(
     try:
         embedder = make_embedder(embed, cache=client.cache,
                                  base_url=model.base_url if isinstance(model, ModelSpec) else None)
-        loaded = load([*map(Path, trials), *map(Path, tasks)])
-        if not loaded.trials:
+        # one read, each trial dropped as it passes unless its prompt shows it
+        stream = TrialStream([*map(Path, trials), *map(Path, tasks)])
+        gathered = Teachers.gather(stream)
+        loaded = stream.result
+        if not gathered.read:
             raise NothingToDo("no trials were read", loaded.errors)
-        task_ids = {t.id for t in loaded.tasks}
-        if not any(t.task_id in task_ids and t.steps for t in loaded.trials):
-            raise NothingToDo(f"none of the {len(loaded.trials)} trials has both steps and its "
+        teachers = gathered.for_tasks(loaded.tasks)
+        if not teachers.usable:
+            raise NothingToDo(f"none of the {gathered.read} trials has both steps and its "
                               "task among --tasks (give the folders of the trials' tasks)",
                               loaded.errors)
         options = BuildOptions(model=client, embedder=embedder, tau=tau,
                                budget_tokens=budget_tokens, concurrency=concurrency)
-        report = await build_bank_async(loaded.trials, loaded.tasks, out, options,
+        report = await build_bank_async(teachers, loaded.tasks, out, options,
                                         progress=progress)
     finally:
         await _closing(client, client is not model)
-    return BuildResult(report=report, read_errors=loaded.errors, trials=len(loaded.trials),
+    return BuildResult(report=report, read_errors=loaded.errors, trials=gathered.read,
                        tasks=len(loaded.tasks), model=client.model_id,
                        embedding=embedder.name, usage=client.ledger.summary(),
                        cache_path=client.cache.path if client.cache is not None else None)
