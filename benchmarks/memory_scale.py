@@ -12,13 +12,16 @@ process (``wait4``'s ``ru_maxrss``) for:
   round, judging round, scores, report);
 - ``skills reward`` (mode ``rewards``, not in the default modes): one skill with a rubric
   verifies every trial turn by turn, the scripted verifier answering from a loopback
-  OpenAI-compatible server (coarse and fine calls), then the per-turn rows and page.
+  OpenAI-compatible server (coarse and fine calls), then the per-turn rows and page;
+- ``skills build`` (mode ``build``, not in the default modes): a bank from every trial as
+  teacher trials, the scripted synthesizer answering from a loopback server (one task and
+  teacher: the stage-1 prompt shows 32 of the N trials).
 
 It prints a table of peak RSS per N and mode, and the slope in MB per 1,000 trials between
 the smallest and the largest N (target: at most 5 MB per 1,000 trials, and the largest N
 within 150 MB of the smallest).
 
-``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto rewards]``
+``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto rewards build]``
 """
 
 from __future__ import annotations
@@ -41,12 +44,13 @@ from tests.judging.synthetic import write_task, write_trials  # noqa: E402
 from tests.llm.fake_batch_server import batch_server_process  # noqa: E402
 from tests.llm.fake_server import server_process  # noqa: E402
 from tests.rewards import scripted_verifier  # noqa: E402
+from tests.skills import scripted_skills  # noqa: E402
 from tests.skills.helpers import make_skill  # noqa: E402
 
 from agentcredit.schema import Lineage  # noqa: E402
 from agentcredit.skills.bank import freeze_bank, make_bank  # noqa: E402
 
-MODES = ("run", "batch", "auto", "rewards")
+MODES = ("run", "batch", "auto", "rewards", "build")
 MODEL = "openai/judge-model"
 
 
@@ -84,6 +88,20 @@ def rewards_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tu
                          "--base-url", f"{url}/v1", "--skill", "sums"], env)
 
 
+def skills_answer(body: dict[str, Any]) -> str:
+    """The scripted SkillBank synthesizer behind the loopback server (``build`` mode)."""
+    return scripted_skills.answer(body["messages"],
+                                  body["response_format"]["json_schema"]["schema"])
+
+
+def build_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tuple[float, float]:
+    """``skills build`` over ``trials`` (see the module docstring)."""
+    with server_process(responder=skills_answer) as url:
+        return peak_rss(["skills", "build", str(trials), "--tasks", str(work / "tasks"),
+                         "--out", str(work / f"bank-{count}"), "--model", "openai/synth",
+                         "--base-url", f"{url}/v1"], env)
+
+
 def measure(work: Path, count: int, modes: list[str], url: str,
             env: dict[str, str]) -> dict[str, tuple[float, float]]:
     """Peak RSS and seconds of each mode over ``count`` fresh trials."""
@@ -108,6 +126,8 @@ def measure(work: Path, count: int, modes: list[str], url: str,
                                   str(work / f"auto-{count}"), *model, "--batch-auto"], env)
     if "rewards" in modes:
         found["rewards"] = rewards_rss(work, trials, count, env)
+    if "build" in modes:
+        found["build"] = build_rss(work, trials, count, env)
     shutil.rmtree(trials)
     return found
 
