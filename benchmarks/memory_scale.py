@@ -21,7 +21,8 @@ It prints a table of peak RSS per N and mode, and the slope in MB per 1,000 tria
 the smallest and the largest N (target: at most 5 MB per 1,000 trials, and the largest N
 within 150 MB of the smallest).
 
-``python benchmarks/memory_scale.py [--trials 1000 8000 32000] [--modes run batch auto rewards build]``
+``python benchmarks/memory_scale.py [--trials 1000 8000 32000]
+[--modes run batch auto rewards build]``
 """
 
 from __future__ import annotations
