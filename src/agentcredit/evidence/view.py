@@ -257,12 +257,6 @@ def step_tag(texts: Iterable[str]) -> str:
     return digest.hexdigest()[:8]
 
 
-def trial_tag(trial: Trial) -> str:
-    """:func:`step_tag` over every step of a trial."""
-    return step_tag(text for step in trial.steps
-                    for text in (step.message, action_text(step), output_text(step)))
-
-
 def step_header(number: int, tag: str, source: str = "") -> str:
     """A step's header line in a prompt: ``[step 3 #1a2b3c4d] agent``."""
     return f"[step {number} #{tag}] {source}".rstrip()
@@ -282,7 +276,7 @@ def _step_block(step: Step, plan: _Plan) -> str:
         label = "CLAIM (the agent's words, not evidence)" if step.source == "agent" \
             else "MESSAGE (context, not evidence)"
         lines.append(f"{label}: {defuse(shorten(step.message.strip(), plan.claim_chars))}")
-    action = action_text(step)
+    action = plan.steps[number].action
     if action:
         lines.append(f"ACTION: {defuse(shorten(action, plan.output_chars))}")
     output = plan.steps[number].shown_output
@@ -317,7 +311,8 @@ def render_evidence(trial: Trial, *, budget_tokens: int = 24_000,
     """
     budget = budget_tokens * CHARS_PER_TOKEN - 400  # room for the note on what was left out
     steps = evidence_steps(trial, instruction)
-    tag = trial_tag(trial)
+    tag = step_tag(text for step in steps.values()  # over every step
+                   for text in (step.message, step.action, step.output))
     plan = _Plan(output_chars=output_chars, claim_chars=800, steps=steps, tag=tag)
     dropped: list[str] = []
     blocks = _render_blocks(trial, plan)
