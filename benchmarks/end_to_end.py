@@ -24,7 +24,6 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from memory_scale import MODEL, peak_rss  # noqa: E402
-
 from tests.cli.test_batch_pipeline import responder  # noqa: E402
 from tests.judging.synthetic import write_task, write_trials  # noqa: E402
 from tests.llm.fake_batch_server import batch_server_process  # noqa: E402
