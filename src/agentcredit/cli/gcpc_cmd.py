@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
@@ -23,7 +23,13 @@ from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.llm.spec import ModelSpec
 from agentcredit.runs.batched import judge_batched, score_batched
-from agentcredit.runs.pipeline import check_options, judge_run, write_scores
+from agentcredit.runs.pipeline import (
+    JudgeRunOptions,
+    ScoreOptions,
+    check_options,
+    judge_run,
+    write_scores,
+)
 from agentcredit.runs.pipeline import score as score_pipeline
 from agentcredit.store.run_store import RunStore
 
@@ -79,16 +85,17 @@ def run(
         if model is None:
             console.print("[yellow]no model configured[/yellow]: checklists are derived from the "
                           "verifiers and items are judged from per-check verifier results only")
-        options: dict[str, Any] = dict(
-            model=spec, rules=rules, per_item=per_item, holistic=holistic, generic=generic,
+        options = ScoreOptions(
+            rules=rules, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, fmt=fmt, evidence=evidence,
             inspect_scorer=inspect_scorer, progress=watched, workers=workers or cores())
         if batch_auto and spec is not None:
-            result, rounds = score_batched(tasks, trials, out, plan=batch_plan(batch_limit),
+            result, rounds = score_batched(tasks, trials, out, model=spec,
+                                           plan=batch_plan(batch_limit),
                                            on_poll=poll_lines(console), **options)
             print_rounds(console, rounds)
         else:
-            result = score_pipeline(tasks, trials, out, **options)
+            result = score_pipeline(tasks, trials, out, model=spec, **options)
     print_run(console, result)
 
 
@@ -118,17 +125,17 @@ def judge(
     console = Console()
     with reported(console, out) as watched:
         check_options(model, evidence, batch_auto=batch_auto)
-        options: dict[str, Any] = dict(
-            model=spec, tasks=tasks, per_item=per_item, holistic=holistic, generic=generic,
+        options = JudgeRunOptions(
+            tasks=tasks, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, evidence=evidence,
             progress=watched, workers=workers or cores(), rules=rules)
         if batch_auto and spec is not None:
-            result, rounds = judge_batched(trials, checklists_dir, out,
+            result, rounds = judge_batched(trials, checklists_dir, out, model=spec,
                                            plan=batch_plan(batch_limit),
                                            on_poll=poll_lines(console), **options)
             print_rounds(console, rounds)
         else:
-            result = judge_run(trials, checklists_dir, out, **options)
+            result = judge_run(trials, checklists_dir, out, model=spec, **options)
     print_judged(console, out, result)
 
 

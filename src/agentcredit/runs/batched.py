@@ -16,7 +16,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 from agentcredit.errors import AgentCreditError
 from agentcredit.llm.batch_api import (
@@ -31,7 +31,13 @@ from agentcredit.llm.batch_ledger import BatchLedger
 from agentcredit.llm.batch_split import LIMITS, MB, BatchLimits
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.spec import ModelSpec
-from agentcredit.runs.pipeline import RunResult, judge_run_async, score_async
+from agentcredit.runs.pipeline import (
+    JudgeRunOptions,
+    RunResult,
+    ScoreOptions,
+    judge_run_async,
+    score_async,
+)
 
 MAX_ROUNDS = 12
 """Rounds a run may take: checklists, their repairs (two), judging, retries of what expired."""
@@ -102,8 +108,8 @@ def _finish_open(cache: ResponseCache, ledger: BatchLedger, backends: dict[str, 
 
 def score_batched(tasks: Path | str, trials: Path | str, out: Path | str, *,
                   model: str | ModelSpec, plan: BatchPlan | None = None,
-                  on_poll: Callable[[CollectReport], None] | None = None, **options: Any,
-                  ) -> tuple[RunResult, BatchRounds]:
+                  on_poll: Callable[[CollectReport], None] | None = None,
+                  **options: Unpack[ScoreOptions]) -> tuple[RunResult, BatchRounds]:
     """:func:`agentcredit.score` through the provider's batch API, until nothing is queued
     (``run --batch-auto``)."""
     out, spec = Path(out), _deferred(model)
@@ -116,8 +122,8 @@ def score_batched(tasks: Path | str, trials: Path | str, out: Path | str, *,
 
 def judge_batched(trials: Path | str, checklists: Path | str, out: Path | str, *,
                   model: str | ModelSpec, plan: BatchPlan | None = None,
-                  on_poll: Callable[[CollectReport], None] | None = None, **options: Any,
-                  ) -> tuple[RunResult, BatchRounds]:
+                  on_poll: Callable[[CollectReport], None] | None = None,
+                  **options: Unpack[JudgeRunOptions]) -> tuple[RunResult, BatchRounds]:
     """``judge --batch-auto``: judging only, through the provider's batch API."""
     out, spec = Path(out), _deferred(model)
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from agentcredit.analysis.agreement import evidence_kinds
 from agentcredit.analysis.analyze import analyze_store
@@ -80,8 +80,39 @@ class RunResult:
         return [*rejected, *self.judged.failed]
 
 
+class JudgeRunOptions(TypedDict, total=False):
+    """The keyword options :func:`judge_run` passes on to :func:`judge_run_async`."""
+
+    tasks: Path | None
+    per_item: bool
+    holistic: bool
+    generic: bool
+    seed: int
+    budget_tokens: int
+    evidence: str
+    progress: Progress | None
+    workers: int
+    rules: Path | None
+
+
+class ScoreOptions(TypedDict, total=False):
+    """The keyword options :func:`score` passes on to :func:`score_async`."""
+
+    rules: Path | None
+    per_item: bool
+    holistic: bool
+    generic: bool
+    seed: int
+    budget_tokens: int
+    fmt: str
+    evidence: str
+    inspect_scorer: str | None
+    progress: Progress | None
+    workers: int
+
+
 def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
-          model: ModelLike | None = None, **options: Any) -> RunResult:
+          model: ModelLike | None = None, **options: Unpack[ScoreOptions]) -> RunResult:
     """Score the trials of ``trials`` against the tasks of ``tasks`` into ``out``.
 
     The synchronous wrapper of :func:`score_async` (same arguments). With no model, the
@@ -230,7 +261,7 @@ def _no_inspect_score(errors: list[ReadError]) -> None:
 
 
 def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
-              model: ModelLike | None = None, **options: Any) -> RunResult:
+              model: ModelLike | None = None, **options: Unpack[JudgeRunOptions]) -> RunResult:
     """Judge trials against frozen checklists into ``out`` (resumable); the synchronous
     wrapper of :func:`judge_run_async`. Writes the store, scores, judgments and summary
     (no report: ``agentcredit analyze`` makes one)."""
