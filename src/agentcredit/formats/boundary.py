@@ -92,9 +92,9 @@ def guard_trial(trial: Trial) -> Trial:
     return trial
 
 
-def task_verifier_pattern(task: Task) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
-    """The task's own verifier check names, and result lines naming one of them, for the
-    judge's guard (computed once per task).
+def task_verifier_pattern(task: Task) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    """Any of the task's own verifier check names, and result lines naming one of them, for
+    the judge's guard (computed once per task; None and None when the task has none).
 
     Only checks that live in one of the task's verifier files count (``test_outputs.py::``):
     a SWE-bench check names the repository's own tests, which an agent may rightly run.
@@ -105,13 +105,13 @@ def task_verifier_pattern(task: Task) -> tuple[tuple[str, ...], re.Pattern[str] 
 
 @functools.lru_cache(maxsize=256)
 def _verifier_pattern(files: frozenset[str], checks: tuple[str, ...]
-                      ) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+                      ) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
     names = tuple(check for check in checks
                   if "::" in check and PurePosixPath(check.split("::", 1)[0]).name in files)
     if not names:
-        return (), None
+        return None, None
     alternatives = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return names, re.compile(rf"^.*\b{_STATUS}\b.*(?:{alternatives})"
+    return re.compile(alternatives), re.compile(rf"^.*\b{_STATUS}\b.*(?:{alternatives})"
                              rf"|(?:{alternatives})\S*\s+{_STATUS}\b", re.MULTILINE)
 
 
@@ -121,8 +121,7 @@ def verifier_output_in(trial: Trial, task: Task | None) -> tuple[int, str] | Non
     The last line of defence before a judge: readers already cut such steps, so this only
     fires on trajectories built by hand (the Python API) or by a reader that missed one.
     """
-    names, pattern = task_verifier_pattern(task) if task is not None else ((), None)
-    named = _any_of(names) if pattern is not None else None
+    named, pattern = task_verifier_pattern(task) if task is not None else (None, None)
     for step in trial.steps:
         for text in step_texts(step):
             marker = verifier_output_marker(text)
@@ -133,9 +132,3 @@ def verifier_output_in(trial: Trial, task: Task | None) -> tuple[int, str] | Non
             if marker is not None:
                 return step.index + 1, marker
     return None
-
-
-@functools.lru_cache(maxsize=256)
-def _any_of(names: tuple[str, ...]) -> re.Pattern[str]:
-    """One search for any of ``names`` (a loop of ``in`` per name costs more per text)."""
-    return re.compile("|".join(re.escape(name) for name in names))
