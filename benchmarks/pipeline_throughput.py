@@ -6,7 +6,11 @@ quote check, run store), fused and scored. Prints trials per second (target >= 1
 with 1 and with 2 processes rendering evidence views (``--workers``; target: 2 workers
 >= 1.6x 1 worker on a 2-core machine).
 
-    python benchmarks/pipeline_throughput.py [--trials 500] [--workers 1,2]
+    python benchmarks/pipeline_throughput.py [--trials 500] [--workers 1,2] [--repeat 3]
+
+Each worker count runs ``--repeat`` times, the counts taking turns, and the best pass of each
+counts: on a shared or virtual machine a single pass can lose a third of its speed to a
+neighbour, which would decide the ratio more than the code does.
 """
 
 from __future__ import annotations
@@ -64,12 +68,18 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=500)
     parser.add_argument("--workers", default="1,2",
                         help="comma-separated worker counts to compare (default 1,2)")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="passes per worker count; the best counts (default 3)")
     args = parser.parse_args()
     register_script("instant", lambda m, s: scripted_judge.answer(m, s))
     counts = [int(n) for n in args.workers.split(",")]
-    rates = {n: one_pass(args.trials, n) for n in counts}
-    print(f"throughput: {rates[counts[0]]:.0f} trials/s end to end with {counts[0]} worker(s) "
-          "(target >= 100)")
+    passes: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(max(1, args.repeat)):
+        for n in counts:
+            passes[n].append(one_pass(args.trials, n))
+    rates = {n: max(rate) for n, rate in passes.items()}
+    print(f"throughput (best of {max(1, args.repeat)}): {rates[counts[0]]:.0f} trials/s end to "
+          f"end with {counts[0]} worker(s) (target >= 100)")
     for n in counts[1:]:
         print(f"{n} workers: {rates[n] / rates[counts[0]]:.2f}x {counts[0]} worker(s) "
               f"on {os.cpu_count()} cores (target with 2 workers on 2 cores: >= 1.6x)")

@@ -10,6 +10,8 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.evidence.view import render_evidence
@@ -18,7 +20,7 @@ from agentcredit.judging import fit
 from agentcredit.judging.fit import ViewWorkers
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.runs.judging import JudgeOptions, judge_trials
-from agentcredit.schema import Checklist, Trial
+from agentcredit.schema import Checklist, Observation, Origin, Step, ToolCall, Trial
 from agentcredit.store.run_store import RunStore
 from tests.judging import scripted_judge
 from tests.judging.synthetic import write_task, write_trials
@@ -104,3 +106,58 @@ def test_when_the_workers_die_the_views_are_rendered_here_and_said_once(
     assert workers.workers == 1 and workers._pool is None
     warned = [r.message for r in caplog.records if "workers stopped" in r.message]
     assert len(warned) == 1 and "rendered in this process" in warned[0]
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3),
+    max_leaves=8)
+
+
+@st.composite
+def _drawn_trials(draw: st.DrawFn) -> Trial:
+    """Trials whose texts and tool-call arguments are any JSON values a reader can produce
+    (non-finite floats and any unicode, lone surrogates included)."""
+    text = st.text(alphabet=st.characters(), max_size=60)
+    steps = []
+    for index in range(draw(st.integers(0, 4))):
+        calls = tuple(ToolCall(id=draw(st.none() | text), name=draw(text) or "bash",
+                               arguments=draw(st.dictionaries(st.text(max_size=8),
+                                                              _JSON_VALUES, max_size=3)))
+                      for _ in range(draw(st.integers(0, 2))))
+        steps.append(Step(index=index, source=draw(st.sampled_from(["agent", "user"])),
+                          message=draw(text), tool_calls=calls,
+                          observations=tuple(Observation(call_id=c.id, text=draw(text))
+                                             for c in calls),
+                          origin=Origin(path="t.json", pointer=f"/steps/{index}")))
+    return Trial(id=draw(text) or "t", outcome="pass", format="drawn", source_path="t.json",
+                 steps=tuple(steps), reward=draw(st.none() | st.floats()))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_drawn_trials())
+def test_a_trial_sent_to_a_worker_arrives_as_it_left(trial: Trial) -> None:
+    sent = fit.shipped(trial)
+    if isinstance(sent, bytes):  # sent as JSON: it reads back as the same records
+        back = Trial.model_validate_json(sent)
+        assert repr(back) == repr(trial)  # repr: NaN != NaN, but its text is the same
+    else:  # JSON cannot carry it: the records themselves are sent
+        assert sent is trial
+    here = render_evidence(trial, budget_tokens=400, instruction="x")
+    there = fit.rendered_view(sent, 400, "x")
+    assert there.text == here.text
+    assert {n: s.origins for n, s in there.steps.items()} == \
+        {n: s.origins for n, s in here.steps.items()}
+
+
+def test_a_trial_json_cannot_carry_is_sent_as_records() -> None:
+    trial = Trial(id="t", outcome="pass", format="drawn", source_path="t.json", steps=(
+        Step(index=0, source="agent", message="half a pair \ud800", origin=Origin(path="t")),))
+    assert fit.shipped(trial) is trial
+    nan = Trial(id="t", outcome="pass", format="drawn", source_path="t.json", steps=(
+        Step(index=0, source="agent", origin=Origin(path="t"), tool_calls=(
+            ToolCall(name="f", arguments={"x": float("nan"), "y": -float("inf")}),)),))
+    sent = fit.shipped(nan)
+    assert isinstance(sent, bytes) and b"NaN" in sent and b"-Infinity" in sent
+    assert repr(Trial.model_validate_json(sent)) == repr(nan)
