@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
+import random
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,46 @@ def test_cache_is_safe_under_concurrent_writers(tmp_path: Path) -> None:
         p.join(60)
     assert all(p.exitcode == 0 for p in procs)
     assert len(ResponseCache(path)) == 300
+
+
+def _file_bytes(cache: ResponseCache) -> int:
+    cache._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return cache.path.stat().st_size
+
+
+def test_queued_prompts_are_stored_small_and_their_pages_go_back_once_answered(
+        tmp_path: Path) -> None:
+    rng = random.Random(7)
+    prompts = [" ".join(rng.choice(["ls -la", "cat log", "error: 3", "ok", str(rng.random())])
+                        for _ in range(3_000)) for _ in range(40)]
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    with FakeLLMServer() as server:
+        client = _client(server, cache, defer=True)
+
+        async def queue() -> None:
+            try:
+                await asyncio.gather(*(client.generate([user(p)], schema=Answer)
+                                       for p in prompts))
+            finally:
+                await client.aclose()
+        asyncio.run(queue())
+    raw = sum(len(p) for p in prompts)
+    queued = _file_bytes(cache)
+    assert cache.pending_count() == 40 and queued < raw * 0.6  # kept compressed
+    assert cache.reclaim() == 0  # still waiting: nothing given back
+    export_batch(cache, tmp_path / "req.jsonl")
+    assert all(p in (tmp_path / "req.jsonl").read_text() for p in prompts)  # read back whole
+    write_batch_results(tmp_path / "req.jsonl", tmp_path / "res.jsonl")
+    assert import_batch(cache, tmp_path / "res.jsonl").imported == 40
+    assert cache.pending_count() == 0 and len(cache) == 40
+    assert _file_bytes(cache) < queued / 5  # the answered prompts' pages went back
+
+
+def test_a_request_queued_by_an_older_version_is_read_back(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path / "c.sqlite")
+    body = {"model": "m", "messages": [{"role": "user", "content": "q"}]}
+    cache._db.execute("INSERT INTO pending (key, model, body, created_at) VALUES "
+                      "('k', 'openai/m', ?, 0)", (json.dumps(body),))  # plain JSON text
+    cache.add_pending("k2", "openai/m", body)
+    assert [b for _, _, b in cache.pending()] == [body, body]
+    assert [b for _, _, b in cache.iter_pending()] == [body, body]

@@ -110,6 +110,7 @@ def import_batch(cache: ResponseCache, results: Path) -> ImportReport:
         else:
             report.imported += 1
     report.missing = [key for key, _, _ in cache.iter_pending() if key not in seen]
+    cache.reclaim()
     return report
 
 

@@ -284,6 +284,8 @@ def collect(cache: ResponseCache, ledger: BatchLedger,
         report.collected.append(job.id)
         for kept, _ in outcomes.values():
             report.states[kept] = report.states.get(kept, 0) + 1
+    if report.collected:
+        cache.reclaim()
     return report
 
 

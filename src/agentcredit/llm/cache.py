@@ -9,6 +9,11 @@ Answers are kept by request: the same question has the same answer wherever it w
 Failures are kept by request *and endpoint* (base URL, model, window): a definitive failure
 (a refused request, an answer that never fit its schema) is replayed only against the
 endpoint that gave it, so a restarted server with a larger window is asked again.
+
+A deferred request's body (the whole prompt, tens of KB) is kept zlib-compressed until its
+answer arrives, then deleted; a new cache file gives the pages it took back to the disk when
+no request is deferred any more (:meth:`ResponseCache.reclaim`), so a file that queued
+100,000 requests does not stay the size of all of them.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import json
 import os
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -68,6 +74,18 @@ def default_cache_path() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "agentcredit" / "responses.sqlite"
+
+
+def _packed(body: dict[str, Any]) -> bytes:
+    """A deferred request's body as stored: its canonical JSON, zlib-compressed (level 1:
+    about a third of the size, for a fraction of a millisecond)."""
+    return zlib.compress(canonical_json(body).encode(), 1)
+
+
+def _unpacked(stored: bytes | str) -> dict[str, Any]:
+    """A stored body back (older caches hold the JSON text uncompressed)."""
+    text = zlib.decompress(stored) if isinstance(stored, bytes) else stored
+    return dict(json.loads(text))
 
 
 def cache_key(request: dict[str, Any]) -> str:
@@ -140,7 +158,7 @@ class ResponseCache:
         with self._lock:
             self._db.execute(
                 "INSERT OR IGNORE INTO pending (key, model, body, created_at) VALUES (?, ?, ?, ?)",
-                (key, model, canonical_json(body), time.time()))
+                (key, model, _packed(body), time.time()))
 
     def from_batch(self, key: str) -> bool:
         """Whether the stored answer of ``key`` came from an imported batch results file."""
@@ -154,7 +172,7 @@ class ResponseCache:
         with self._lock:
             rows = self._db.execute(
                 "SELECT key, model, body FROM pending ORDER BY created_at, key").fetchall()
-        return [(k, m, json.loads(b)) for k, m, b in rows]
+        return [(k, m, _unpacked(b)) for k, m, b in rows]
 
     def iter_pending(self) -> Iterator[tuple[str, str, dict[str, Any]]]:
         """Deferred requests one row at a time (oldest first), without holding them all:
@@ -164,7 +182,7 @@ class ResponseCache:
             cursor = reader.execute("SELECT key, model, body FROM pending "
                                     "ORDER BY created_at, key")
             for key, model, body in cursor:
-                yield key, model, json.loads(body)
+                yield key, model, _unpacked(body)
         finally:
             reader.close()
 
@@ -190,6 +208,19 @@ class ResponseCache:
             row = self._db.execute("SELECT model FROM pending WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+
+    def reclaim(self) -> int:
+        """Give the pages of answered requests back to the disk once no request is deferred;
+        the pages freed (0 while requests wait: the next ones reuse them, and in a cache
+        file made before auto-vacuum, which keeps its size until a ``VACUUM``)."""
+        with self._lock:
+            if self._db.execute("SELECT 1 FROM pending LIMIT 1").fetchone() is not None:
+                return 0
+            free = int(self._db.execute("PRAGMA freelist_count").fetchone()[0])
+            if not free or not self._db.execute("PRAGMA auto_vacuum").fetchone()[0]:
+                return 0
+            self._db.executescript("PRAGMA incremental_vacuum;")  # steps until done
+            return free - int(self._db.execute("PRAGMA freelist_count").fetchone()[0])
 
     def get_embeddings(self, keys: list[str]) -> dict[str, list[float]]:
         """Stored embedding vectors by key (keys without one are absent)."""
