@@ -97,6 +97,8 @@ class ModelClient:
         notify: Any = None,
     ) -> None:
         self.provider = provider
+        # the Protocol check walks the Protocol's members: made once, not per request
+        self._negotiating = provider if isinstance(provider, Negotiating) else None
         self.cache = cache
         self.retry = retry or RetryPolicy()
         self.settings = settings = endpoint or EndpointSettings()
@@ -135,14 +137,13 @@ class ModelClient:
 
     def _set_mode(self, mode: str) -> None:
         """Send structured answers in ``mode`` from now on (a negotiating provider)."""
-        provider = self.provider
-        if isinstance(provider, Negotiating):
-            provider.mode = mode
+        if self._negotiating is not None:
+            self._negotiating.mode = mode
 
     @property
     def _negotiates(self) -> bool:
         """Whether the provider has structured-output modes to negotiate (OpenAI-compatible)."""
-        return isinstance(self.provider, Negotiating)
+        return self._negotiating is not None
 
     @property
     def window(self) -> int | None:
@@ -175,8 +176,8 @@ class ModelClient:
         async with lock:
             if self._prepared:
                 return
-            found = await self.provider.discover(self.timeout) \
-                if isinstance(self.provider, Negotiating) else None
+            found = await self._negotiating.discover(self.timeout) \
+                if self._negotiating is not None else None
             if found is not None and found.context_tokens and \
                     self.settings.context_tokens is None:
                 self.info.context_tokens = found.context_tokens
@@ -415,7 +416,7 @@ class ModelClient:
         limit, limiter = self._loop_state()
         while True:
             body = self.provider.body(state.conversation, json_schema, config)
-            sent_mode = self.provider.mode if isinstance(self.provider, Negotiating) else None
+            sent_mode = self._negotiating.mode if self._negotiating is not None else None
             too_long = self._fit_answer(body, config)
             if too_long is not None:
                 return too_long.model_copy(update={"cache_key": key, "attempts": state.tries})
@@ -495,7 +496,7 @@ class ModelClient:
             exc.message = f"the server refused --structured {sent_mode}: {exc.message}"
             return False
         state.tries -= 1  # a refused form is not an attempt at the question
-        if isinstance(self.provider, Negotiating) and self.provider.mode != sent_mode:
+        if self._negotiating is not None and self._negotiating.mode != sent_mode:
             return True  # another request stepped down already: send in the new mode
         following = next_mode(sent_mode)
         if following is None:
