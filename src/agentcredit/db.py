@@ -12,14 +12,15 @@ from agentcredit.errors import open_sqlite_error
 BUSY_TIMEOUT_S = 30.0
 
 
-def connect_wal(path: Path, schema: str) -> sqlite3.Connection:
+def connect_wal(path: Path, schema: str, *, reclaimable: bool = False) -> sqlite3.Connection:
     """A connection to ``path`` (its folder created) with ``schema`` applied.
 
     WAL lets readers go on while one process writes; ``synchronous=NORMAL`` keeps every
     committed row across a crash of the process (WAL's guarantee) at a fraction of the
-    fsyncs; the busy timeout makes concurrent writers wait instead of failing. A new file
-    is made with incremental auto-vacuum, so that its owner can give freed pages back to
-    the disk (``PRAGMA incremental_vacuum``; nothing is moved unless it asks).
+    fsyncs; the busy timeout makes concurrent writers wait instead of failing.
+    ``reclaimable``: a new file is made with incremental auto-vacuum, so that its owner can
+    give freed pages back to the disk (``PRAGMA incremental_vacuum``) — for a file whose
+    rows come and go in bulk (the response cache's queued requests).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
@@ -31,7 +32,8 @@ def connect_wal(path: Path, schema: str) -> sqlite3.Connection:
     try:
         db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
                              isolation_level=None)
-        db.execute("PRAGMA auto_vacuum=INCREMENTAL")  # before WAL: only a new file takes it
+        if reclaimable:  # before WAL: only a new, empty file takes it
+            db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")

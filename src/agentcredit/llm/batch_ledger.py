@@ -86,12 +86,13 @@ class Intent:
 
 
 class BatchLedger:
-    """Batches and their requests. Thread-safe; WAL, like the cache it sits beside."""
+    """Batches and their requests. Thread-safe; WAL (and reclaimable), like the cache whose
+    file it shares."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._db = connect_wal(self.path, _SCHEMA)
+        self._db = connect_wal(self.path, _SCHEMA, reclaimable=True)
 
     def add_intent(self, token: str, provider: str, base_url: str | None, file: Path,
                    keys: Iterable[str], size: int) -> None:

@@ -99,7 +99,7 @@ class ResponseCache:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
-        self._db = connect_wal(self.path, _SCHEMA)
+        self._db = connect_wal(self.path, _SCHEMA, reclaimable=True)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored response for a key, or None."""
