@@ -81,3 +81,12 @@ def test_ordinary_evidence_is_left_alone() -> None:
             "sha256 5f1c1b0fd1a1c0b86e0f6b6b8a4f0a3f2d36f0c9e1f5c0a7a2b8e4c3d1f0a9b8\n"
             "see https://example.com/docs?page=2 and /app/summary.json")
     assert Redactor()(text) == text
+
+
+def test_the_redactor_remembers_short_clean_texts_not_evidence_views() -> None:
+    redact = Redactor()
+    system = "You are a careful judge. Answer in JSON."
+    views = [f"step {i}: " + "output line without secrets\n" * 800 for i in range(50)]
+    assert [redact(v) for v in views] == views and redact(system) == system
+    assert system in redact._clean  # asked again in every call: answered unscanned
+    assert not any(v in redact._clean for v in views)  # one per trial: not held

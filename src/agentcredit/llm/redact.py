@@ -76,6 +76,9 @@ _ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+_CLEAN_MAX_CHARS = 8_192
+"""The longest text :class:`Redactor` remembers as clean."""
+
 # The text of the task being worked on (its instruction and verifier files), when one is.
 _TASK_TEXT: ContextVar[str | None] = ContextVar("agentcredit_task_text", default=None)
 
@@ -116,6 +119,7 @@ class Redactor:
     kept: Counter[str] = field(default_factory=Counter)
     # Recent texts without anything to redact or keep (most texts; the same system prompts
     # and messages come back in every call of a trial and of a batch): answered unscanned.
+    # Not a trial's evidence view (one per trial, tens of KB: 256 of them held 8 MB).
     _clean: set[str] = field(default_factory=set, repr=False)
 
     def __call__(self, text: str) -> str:
@@ -136,7 +140,8 @@ class Redactor:
             return text
         before = self.total + self.kept_total
         result = self._redact(text, _TASK_TEXT.get())
-        if result == text and self.total + self.kept_total == before:
+        if result == text and self.total + self.kept_total == before and \
+                len(text) <= _CLEAN_MAX_CHARS:
             if len(self._clean) >= 256:
                 self._clean.clear()
             self._clean.add(text)
