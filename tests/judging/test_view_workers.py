@@ -7,11 +7,13 @@ import asyncio
 import logging
 import os
 import signal
+import typing
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.evidence.view import render_evidence
@@ -20,7 +22,15 @@ from agentcredit.judging import fit
 from agentcredit.judging.fit import ViewWorkers
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.runs.judging import JudgeOptions, judge_trials
-from agentcredit.schema import Checklist, Observation, Origin, Step, ToolCall, Trial
+from agentcredit.schema import (
+    Checklist,
+    Observation,
+    Origin,
+    Step,
+    TokenUsage,
+    ToolCall,
+    Trial,
+)
 from agentcredit.store.run_store import RunStore
 from tests.judging import scripted_judge
 from tests.judging.synthetic import write_task, write_trials
@@ -132,7 +142,8 @@ def _drawn_trials(draw: st.DrawFn) -> Trial:
                                              for c in calls),
                           origin=Origin(path="t.json", pointer=f"/steps/{index}")))
     return Trial(id=draw(text) or "t", outcome="pass", format="drawn", source_path="t.json",
-                 steps=tuple(steps), reward=draw(st.none() | st.floats()))
+                 steps=tuple(steps), reward=draw(st.none() | st.floats()),
+                 usage=TokenUsage(cost_usd=draw(st.none() | st.floats())))
 
 
 @settings(max_examples=200, deadline=None)
@@ -161,3 +172,23 @@ def test_a_trial_json_cannot_carry_is_sent_as_records() -> None:
     sent = fit.shipped(nan)
     assert isinstance(sent, bytes) and b"NaN" in sent and b"-Infinity" in sent
     assert repr(Trial.model_validate_json(sent)) == repr(nan)
+
+
+def _float_fields(model: type[BaseModel], prefix: str = "") -> set[str]:
+    found = set()
+    for name, info in model.model_fields.items():
+        for arg in (info.annotation, *typing.get_args(info.annotation)):
+            if arg is float:
+                found.add(prefix + name)
+            elif isinstance(arg, type) and issubclass(arg, BaseModel):
+                found |= _float_fields(arg, f"{prefix}{name}.")
+            for inner in typing.get_args(arg):  # tuple[Step, ...]
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    found |= _float_fields(inner, f"{prefix}{name}.")
+    return found
+
+
+def test_every_float_field_of_a_trial_is_checked_before_it_is_sent_as_json() -> None:
+    # a float field's own serializer writes NaN and Infinity as null: shipped() must
+    # check each one and send a trial holding such a value as records
+    assert _float_fields(Trial) == set(fit.FLOAT_FIELDS)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -103,14 +104,20 @@ def _lower_priority() -> None:
 
 
 _SHIPPING = SchemaSerializer(Trial.__pydantic_core_schema__, {"ser_json_inf_nan": "constants"})
-"""Trials as JSON that reads back equal: non-finite floats (a tool-call argument may hold
-one) written as the NaN / Infinity constants the parser takes back, not as null."""
+"""Trials as JSON that reads back equal: a non-finite float in a tool-call argument written
+as the NaN / Infinity constant the parser takes back, not as null. (The records' own float
+fields keep their classes' setting, null: :func:`shipped` sends such a trial as records.)"""
+FLOAT_FIELDS = ("reward", "usage.cost_usd")
+"""Every float field of a trial's records (a test keeps this list whole)."""
 
 
 def shipped(trial: Trial) -> Trial | bytes:
     """``trial`` as sent to a worker: its JSON (serialized without a Python call per record:
     about a third of what pickling the records costs this process, which every trial waits
-    on), or the trial itself when JSON cannot carry it (a lone surrogate in a text)."""
+    on), or the trial itself when JSON cannot carry it (a lone surrogate in a text, a
+    reward or cost that is not finite)."""
+    if not all(math.isfinite(v) for v in (trial.reward, trial.usage.cost_usd) if v is not None):
+        return trial
     try:
         return _SHIPPING.to_json(trial)
     except PydanticSerializationError:
