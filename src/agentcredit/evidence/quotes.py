@@ -44,7 +44,7 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
     needle = normalize_text(undefuse(quote))
     if not needle or step is None:
         return False
-    return needle in normalize_text(step.action) or needle in normalize_text(step.output)
+    return needle in step.normalized_action or needle in step.normalized_output
 
 
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
@@ -70,7 +70,7 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     needle = normalize_text(quote)
     if not needle or step is None:
         return None
-    if needle in normalize_text(step.action):
+    if needle in step.normalized_action:
         return "action"
     if needle in step.normalized_output:
         return _output_kind(quote, step)
@@ -184,7 +184,7 @@ def unspecific(quote: str, step: StepEvidence, steps: Mapping[int, StepEvidence]
     if own < rule.min_quote_chars and needle not in step.output_lines:
         return (f"holds {own} letters or digits of its own (fewer than "
                 f"{rule.min_quote_chars}) and is not a whole line")
-    shown = [s for s in steps.values() if s.output.strip()]
+    shown = [s for s in steps.values() if s.has_output]
     found = sum(1 for s in shown if needle in s.normalized_output)
     if found >= _MIN_COMMON_STEPS and found > rule.max_step_share * len(shown):
         return f"found in {found} of {len(shown)} steps with output"

@@ -77,6 +77,16 @@ class StepEvidence:
         """The output in the form quotes are matched in (computed once)."""
         return normalize_text(self.output)
 
+    @cached_property
+    def normalized_action(self) -> str:
+        """The action in the form quotes are matched in (computed once)."""
+        return normalize_text(self.action)
+
+    @cached_property
+    def has_output(self) -> bool:
+        """Whether the step showed any output but blanks (computed once)."""
+        return bool(self.output.strip())
+
 
 @dataclass(frozen=True)
 class EvidenceView:
