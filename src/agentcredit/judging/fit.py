@@ -17,6 +17,7 @@ import contextlib
 import logging
 import math
 import multiprocessing
+import operator
 import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -109,6 +110,7 @@ as the NaN / Infinity constant the parser takes back, not as null. (The records'
 fields keep their classes' setting, null: :func:`shipped` sends such a trial as records.)"""
 FLOAT_FIELDS = ("reward", "usage.cost_usd")
 """Every float field of a trial's records (a test keeps this list whole)."""
+_floats = operator.attrgetter(*FLOAT_FIELDS)
 
 
 def shipped(trial: Trial) -> Trial | bytes:
@@ -116,7 +118,7 @@ def shipped(trial: Trial) -> Trial | bytes:
     about a third of what pickling the records costs this process, which every trial waits
     on), or the trial itself when JSON cannot carry it (a lone surrogate in a text, a
     reward or cost that is not finite)."""
-    if not all(math.isfinite(v) for v in (trial.reward, trial.usage.cost_usd) if v is not None):
+    if not all(math.isfinite(v) for v in _floats(trial) if v is not None):
         return trial
     try:
         return _SHIPPING.to_json(trial)

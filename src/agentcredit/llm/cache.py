@@ -208,7 +208,6 @@ class ResponseCache:
             row = self._db.execute("SELECT model FROM pending WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
-
     def reclaim(self) -> int:
         """Give the pages of answered requests back to the disk once no request is deferred;
         the pages freed (0 while requests wait: the next ones reuse them, and in a cache
