@@ -111,6 +111,8 @@ HOSTILE = [
     ("an unknown prompt role", json.dumps({"trajectories": [{
         "prompt": [{"role": "narrator", "content": "x"}], "completion": "ok"}]}).encode(),
      400, "trajectories[0].prompt[0].role"),
+    ("a boolean group", json.dumps({"trajectories": [
+        {"completion": "ok", "group": True}]}).encode(), 400, "trajectories[0].group"),
     ("NaN", b'{"query": ["a"], "labels": [NaN]}', 400, "not JSON"),
     ("not UTF-8", b'{"query": ["\xff"]}', 400, "not UTF-8"),
     ("empty", b"", 400, "empty"),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 from pydantic.json_schema import models_json_schema
 
 MAX_ITEMS = 4096
@@ -79,7 +79,7 @@ class Trajectory(_Model):
     prompt: Conversation = ""
     skill_id: str | None = None
     ground_truth: Scalar = None
-    group: str | int | None = None
+    group: str | StrictInt | None = None  # strict: a JSON true is not the group 1
 
 
 class TurnRewardsRequest(_Model):
