@@ -29,7 +29,7 @@ from tests.judging import scripted_judge
 from tests.judging.synthetic import write_task, write_trials
 
 from agentcredit.checklists import derive_checklist, load_rules
-from agentcredit.formats import load
+from agentcredit.formats import TrialStream, load
 from agentcredit.llm import ModelClient, ResponseCache, make_provider, register_script
 from agentcredit.runs import JudgeOptions, judge_trials, run_scores
 from agentcredit.schema import Checklist
@@ -44,22 +44,21 @@ def one_pass(trials: int, workers: int) -> float:
         write_trials(root / "trials", trials, steps=30)
         start = time.perf_counter()
         (task,) = load([root / "tasks"]).tasks
-        read = load([root / "trials"]).trials
         checklist = derive_checklist(task, load_rules())
         assert isinstance(checklist, Checklist) and len(checklist.items) == 10
         store = RunStore(root / "run")
         model = ModelClient(make_provider("scripted/instant"),
                             cache=ResponseCache(root / "run" / "responses.sqlite"))
-        loaded = time.perf_counter()
+        read = TrialStream([root / "trials"])  # read while judging, as ``run`` does
         summary = asyncio.run(judge_trials(store, read, {task.id: checklist}, {task.id: task},
                                            JudgeOptions(model=model, concurrency=8,
                                                         workers=workers)))
+        judged = time.perf_counter()
         rows = run_scores(store)
         end = time.perf_counter()
     assert summary.judged == trials and len(rows) == trials
-    print(f"{workers} worker(s), {trials} trials: read {loaded - start:.2f} s, judged and "
-          f"scored {end - loaded:.2f} s: {trials / (end - start):.0f} trials/s end to end "
-          f"({trials / (end - loaded):.0f} judging+scoring)")
+    print(f"{workers} worker(s), {trials} trials: read and judged {judged - start:.2f} s, "
+          f"scored {end - judged:.2f} s: {trials / (end - start):.0f} trials/s end to end")
     return trials / (end - start)
 
 
@@ -71,7 +70,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3,
                         help="passes per worker count; the best counts (default 3)")
     args = parser.parse_args()
-    register_script("instant", lambda m, s: scripted_judge.answer(m, s))
+    register_script("instant", scripted_judge.answer)  # a function workers can import
     counts = [int(n) for n in args.workers.split(",")]
     passes: dict[int, list[float]] = {n: [] for n in counts}
     for _ in range(max(1, args.repeat)):

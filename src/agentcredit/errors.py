@@ -20,7 +20,8 @@ configuration mistakes that make a whole run meaningless::
     ├── AlreadyFrozenError    freezing would overwrite a frozen checklist
     ├── ProviderError         one failed model call, classified (FailureKind)
     ├── ModelCallError        a ModelFailure, raised for callers that want exceptions
-    └── BadRequest            a request the reward service refuses (also a ValueError)
+    ├── BadRequest            a request the reward service refuses (also a ValueError)
+    └── WorkerError           a process judging part of a run failed or stopped
     Terminated                SIGTERM delivered as an interrupt (a KeyboardInterrupt)
     StreamStopped             a trial stream closed before its reader finished (a
                               BaseException: no reader's error handler may swallow it)
@@ -199,6 +200,11 @@ class BadRequest(AgentCreditError, ValueError):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+class WorkerError(AgentCreditError):
+    """A worker process judging part of a run failed (its traceback is the message) or
+    stopped without finishing. What every process recorded stays; a rerun resumes."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -37,8 +37,9 @@ register_script("counting", counting)
 from agentcredit.cli.app import app
 from agentcredit.llm import ModelSpec
 from agentcredit.llm.endpoint import EndpointSettings
-app(["judge", {trials!r}, "--checklists", {checklists!r}, "--out", {run!r},
-     "--model", "scripted/counting", "--concurrency", "1"])
+if __name__ == "__main__":  # the judging workers import this script's `counting`
+    app(["judge", {trials!r}, "--checklists", {checklists!r}, "--out", {run!r},
+         "--model", "scripted/counting", "--concurrency", "1"])
 """
 
 

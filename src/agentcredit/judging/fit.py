@@ -77,14 +77,7 @@ class ViewWorkers:
 
     def _started(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            # forkserver, not fork: the parent has threads (the reader, the event loop's
-            # helpers), and a forked copy of a lock held by one of them never opens
-            # (spawn where there is no forkserver, as on Windows)
-            forkserver = "forkserver" in multiprocessing.get_all_start_methods()
-            context = multiprocessing.get_context("forkserver" if forkserver else "spawn")
-            if forkserver:
-                context.set_forkserver_preload([__name__])
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=context,
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(__name__),
                                              initializer=_lower_priority)
             for _ in range(self.workers):
                 self._pool.submit(int)  # each submission starts a worker
@@ -95,6 +88,18 @@ class ViewWorkers:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def worker_context(preload: str) -> Any:
+    """How worker processes are started: from a fork server that has the module ``preload``
+    (and what it imports) imported already, not by forking this process, which has threads
+    (the reader, the event loop's helpers) whose held locks a forked copy would never see
+    released (spawn where there is no fork server, as on Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([preload])  # if this process started none before
+    return context
 
 
 def _lower_priority() -> None:

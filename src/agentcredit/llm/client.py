@@ -117,7 +117,7 @@ class ModelClient:
         self._said: set[str] = set()
         self._limit_state = (concurrency or 8, concurrency is None)
         self._limits: dict[int, AdaptiveLimit] = {}
-        self._limiter_args = (rpm, tpm)
+        self.limiter_args = (rpm, tpm)
         self._limiters: dict[int, RateLimiter] = {}
         self._prepare_locks: dict[int, asyncio.Lock] = {}
         self._probe_locks: dict[int, asyncio.Lock] = {}
@@ -232,7 +232,7 @@ class ModelClient:
         if loop_id not in self._limits:
             ceiling, adaptive = self._limit_state
             self._limits = {loop_id: AdaptiveLimit(ceiling, adaptive=adaptive)}
-            self._limiters = {loop_id: RateLimiter(*self._limiter_args)}
+            self._limiters = {loop_id: RateLimiter(*self.limiter_args)}
         return self._limits[loop_id], self._limiters[loop_id]
 
     def request_key(self, messages: Sequence[Message], schema: type[BaseModel] | None,

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from agentcredit.errors import ConfigError
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.endpoint import EndpointSettings
+from agentcredit.llm.limits import RetryPolicy
 from agentcredit.llm.providers import make_provider
+from agentcredit.llm.providers.base import ProviderRecipe, Rebuildable
+from agentcredit.llm.providers.scripted import register_script
 from agentcredit.llm.usage import Price, UsageLedger, load_prices
 
 
@@ -78,6 +81,69 @@ def client_for(model: ModelLike | None, *, default_cache: Path | None = None
         return model
     spec = ModelSpec(model) if isinstance(model, str) else model
     return spec.client(default_cache)
+
+
+@dataclass(frozen=True)
+class ClientRecipe:
+    """How a worker process makes a client like one of this process's: the same provider
+    (see :class:`~agentcredit.llm.providers.base.ProviderRecipe`), cache file, endpoint
+    settings, retries, redaction, batch queueing and prices, with the limits shared out.
+    """
+
+    provider: ProviderRecipe
+    cache: Path | None
+    endpoint: EndpointSettings
+    rpm: int | None
+    tpm: int | None
+    retry: RetryPolicy
+    redact: bool
+    defer: bool
+    raise_on_failure: bool
+    retry_failed: bool
+    prices: dict[str, Price]
+
+    def client(self, share: int = 1, *, seed: int = 0,
+               notify: Callable[[str], None] | None = None) -> ModelClient:
+        """The client of one of ``share`` processes: each takes its part of the requests
+        per minute, tokens per minute and requests in flight (``auto`` concurrency is
+        learned by each), so that together they stay within what one client would use."""
+        if self.provider.script is not None:
+            register_script(self.provider.spec.partition("/")[2], self.provider.script)
+        provider = make_provider(self.provider.spec, **dict(self.provider.options))
+        endpoint = self.endpoint if self.endpoint.concurrency is None else replace(
+            self.endpoint, concurrency=part(self.endpoint.concurrency, share))
+        return ModelClient(
+            provider, cache=None if self.cache is None else ResponseCache(self.cache),
+            endpoint=endpoint, rpm=part(self.rpm, share), tpm=part(self.tpm, share),
+            retry=self.retry, redact=self.redact, ledger=UsageLedger(prices=self.prices),
+            defer=self.defer, raise_on_failure=self.raise_on_failure,
+            retry_failed=self.retry_failed, seed=seed, notify=notify)
+
+
+def part(limit: int | None, share: int) -> int | None:
+    """One of ``share`` processes' part of ``limit`` (never below 1; None: no limit).
+
+    >>> part(8, 2), part(9, 2), part(1, 4), part(None, 2)
+    (4, 5, 1, None)
+    """
+    return None if limit is None else max(1, -(-limit // share))
+
+
+def recipe_of(client: ModelClient | None) -> ClientRecipe | None:
+    """How another process makes a client like ``client``; None when its provider cannot
+    be made again there (a provider object the caller built, a script of answers)."""
+    if client is None or not isinstance(client.provider, Rebuildable):
+        return None
+    provider = client.provider.recipe()
+    if provider is None:
+        return None
+    rpm, tpm = client.limiter_args
+    return ClientRecipe(
+        provider=provider, cache=None if client.cache is None else client.cache.path,
+        endpoint=client.settings, rpm=rpm, tpm=tpm, retry=client.retry,
+        redact=client.redactor.enabled, defer=client.defer,
+        raise_on_failure=client.raise_on_failure, retry_failed=client.retry_failed,
+        prices=dict(client.ledger.prices))
 
 
 def concurrency_of(model: ModelLike | None, default: int = 8) -> int:

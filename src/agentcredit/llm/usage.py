@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from agentcredit.llm.types import ModelFailure, ModelResponse
@@ -55,6 +55,19 @@ class UsageLedger:
         cached_rate = price.cached_input if price.cached_input is not None else price.input
         self.cost_usd += (fresh * price.input + usage.cached_input * cached_rate
                           + usage.output * price.output) / 1e6
+
+    def absorb(self, other: UsageLedger) -> None:
+        """Add another ledger's totals (a worker process's, at the end of its shard).
+
+        >>> a, b = UsageLedger(calls=2, failures=Counter(timeout=1)), UsageLedger(calls=3)
+        >>> b.failures["timeout"] += 2; a.absorb(b); a.calls, a.failures["timeout"]
+        (5, 3)
+        """
+        for each in fields(self):  # every count and the cost
+            if isinstance(mine := getattr(self, each.name), int | float):
+                setattr(self, each.name, mine + getattr(other, each.name))
+        self.failures.update(other.failures)
+        self.unpriced_models |= other.unpriced_models
 
     def summary(self) -> dict[str, Any]:
         """Totals as a plain dict (cost is None when no price was known)."""

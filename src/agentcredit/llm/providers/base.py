@@ -75,12 +75,44 @@ class Addressed(Protocol):
     endpoint: str
 
 
+@dataclass(frozen=True)
+class ProviderRecipe:
+    """How another process makes the same provider: ``make_provider(spec, **options)``,
+    after registering ``script`` (a scripted provider's answering function) under the
+    script's name there."""
+
+    spec: str
+    options: tuple[tuple[str, str], ...] = ()
+    script: Any = None
+
+
+@runtime_checkable
+class Rebuildable(Protocol):
+    """A provider another process can make again (worker processes that judge shards of a
+    run each need their own: connections and loops do not cross processes)."""
+
+    def recipe(self) -> ProviderRecipe | None:
+        """How to make it again; None when it cannot be (it is then used here only)."""
+        ...
+
+
 class LoopBoundClient:
     """Keeps one SDK client per event loop: an SDK's connection pool is bound to the loop
     that created it, and ``generate_sync`` runs each call in a fresh loop."""
 
+    name: str
+    model: str
+    base_url: str | None
+    api_key: str
+
     def __init__(self) -> None:
         self._clients: dict[int, Any] = {}
+
+    def recipe(self) -> ProviderRecipe:
+        """The same SDK provider, at the same address with the same key."""
+        options = (("api_key", self.api_key),) + \
+            ((("base_url", self.base_url),) if self.base_url else ())
+        return ProviderRecipe(f"{self.name}/{self.model}", options)
 
     def _make_client(self) -> Any:
         raise TypeError("providers define _make_client")

@@ -8,13 +8,14 @@ may be an exception instance (ProviderError) to rehearse failures.
 from __future__ import annotations
 
 import json
+import pickle
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from agentcredit.errors import ConfigError, ProviderError
-from agentcredit.llm.providers.base import RawAnswer
+from agentcredit.llm.providers.base import ProviderRecipe, RawAnswer
 from agentcredit.llm.types import GenerationConfig, Message, Usage
 
 ScriptFn = Callable[[list[dict[str, Any]], dict[str, Any] | None], "str | ProviderError"]
@@ -55,6 +56,18 @@ class ScriptedProvider:
 
     async def aclose(self) -> None:
         """Nothing to close."""
+
+    def recipe(self) -> ProviderRecipe | None:
+        """The same script in another process, when it is a function that process can
+        import (a list of answers is consumed in order: two processes would each start it
+        from the top, so it stays in this one)."""
+        if not callable(self.script):
+            return None
+        try:
+            pickle.dumps(self.script)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            return None  # a lambda or a closure
+        return ProviderRecipe(f"scripted/{self.model}", script=self.script)
 
     def body(self, messages: list[Message], schema: dict[str, Any] | None,
              config: GenerationConfig) -> dict[str, Any]:

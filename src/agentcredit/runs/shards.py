@@ -1,0 +1,318 @@
+"""Judging a run in worker processes that each judge whole trials.
+
+This process reads the trials and hands them out (as JSON, see
+:func:`agentcredit.judging.fit.shipped`, a few at a time) through one bounded queue; every
+worker takes the next ones when it is ready and judges them whole, exactly as a one-process
+run does (:func:`agentcredit.runs.in_process.judge_in_process`): evidence view, requests,
+answers, quote checks and the run store, with its own client (the same provider, cache file
+and settings; the rate limits and requests in flight shared out, see
+:class:`agentcredit.llm.spec.ClientRecipe`) and its own connections to the run store and
+the response cache (WAL SQLite: writers wait their turn). While the workers start, this
+process judges the first trials itself. At the end the workers' summaries and usage
+ledgers are added into this process's.
+
+A worker that fails ends the pass with its traceback (a :class:`~agentcredit.errors.
+WorkerError`), as a failure while judging one trial ends a one-process pass; whatever any
+process recorded stays, and the next run resumes from it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import multiprocessing
+import multiprocessing.connection
+import os
+import queue
+import signal
+import threading
+import time
+import traceback
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from agentcredit.errors import WorkerError
+from agentcredit.judging.fit import shipped, worker_context
+from agentcredit.llm.client import ModelClient
+from agentcredit.llm.spec import ClientRecipe, part
+from agentcredit.runs.in_process import JudgeOptions, JudgeSummary, each_trial, judge_in_process
+from agentcredit.schema import Checklist, Task, Trial
+from agentcredit.store.run_store import RunStore
+
+HERE_FIRST: int | None = None
+"""The most trials this process judges itself while the workers start (None: as many as
+it can)."""
+CHUNK = 4
+"""Trials handed out together (one queue message: fewer hand-offs for this process)."""
+QUEUED_CHUNKS_PER_WORKER = 2
+PROGRESS_EVERY_S = 0.2
+POLL_S = 0.5
+log = logging.getLogger(__name__)
+
+
+async def judge_in_shards(
+    store: RunStore, trials: Iterable[Trial] | AsyncIterable[Trial],
+    checklists: dict[str, Checklist], tasks: dict[str, Task], options: JudgeOptions,
+    recipe: ClientRecipe, progress: Callable[[str], None] | None = None,
+) -> JudgeSummary:
+    """:func:`~agentcredit.runs.judging.judge_trials` in ``options.workers`` processes."""
+    assert isinstance(options.model, ModelClient)
+    share = options.workers
+    context = worker_context(__name__)
+    inbox, outbox = context.Queue(QUEUED_CHUNKS_PER_WORKER * share), context.Queue()
+    their = replace(options, model=None, workers=1,
+                    concurrency=part(options.concurrency, share) or 1)
+    shards = _Shards([context.Process(
+        target=_worker, name=f"agentcredit-judge-{index}", daemon=True,
+        args=(index, share, inbox, outbox, recipe, store.path.parent, checklists, tasks,
+              their)) for index in range(share)], outbox, options.model, progress)
+    here: asyncio.Queue[Trial | None] = asyncio.Queue(CHUNK)
+    judged_here = asyncio.create_task(judge_in_process(
+        store, _until_none(here), checklists, tasks, replace(options, workers=1), progress))
+    listening = asyncio.create_task(shards.listen())
+    starting = asyncio.create_task(asyncio.to_thread(shards.start))
+    try:
+        await _hand_out(each_trial(trials), here, inbox, shards)
+        await starting
+        return _added(await judged_here, await shards.collected())
+    finally:
+        judged_here.cancel()
+        listening.cancel()
+        with contextlib.suppress(BaseException):  # a start under way ends before the stop
+            await starting
+        shards.stop(inbox)
+
+
+async def _hand_out(trials: AsyncIterator[Trial], here: asyncio.Queue[Trial | None],
+                    inbox: Any, shards: _Shards) -> None:
+    """Trials to this process until a worker is ready (at most :data:`HERE_FIRST`), then
+    to the workers; to this process again if none could start."""
+    chunk: list[bytes | Trial] = []
+    kept = 0
+    async for trial in trials:
+        if not shards.ready.is_set() and (HERE_FIRST is None or kept < HERE_FIRST):
+            kept += 1
+            await here.put(trial)
+            continue
+        await shards.settled.wait()
+        if not shards.ready.is_set():  # every worker stopped as it started
+            await here.put(trial)
+            continue
+        chunk.append(shipped(trial))
+        if len(chunk) == CHUNK:
+            await shards.put(inbox, chunk)
+            chunk = []
+    await here.put(None)
+    if chunk:
+        await shards.put(inbox, chunk)
+    for _ in shards.processes:
+        await shards.put(inbox, None)
+
+
+async def _until_none(source: asyncio.Queue[Trial | None]) -> AsyncIterator[Trial]:
+    while (trial := await source.get()) is not None:
+        yield trial
+
+
+def _added(*summaries: JudgeSummary) -> JudgeSummary:
+    total = JudgeSummary()
+    for summary in summaries:
+        total.trials += summary.trials
+        total.judged += summary.judged
+        total.resumed += summary.resumed
+        total.deferred += summary.deferred
+        total.skipped += summary.skipped
+        total.failed += summary.failed
+    return total
+
+
+class _Shards:
+    """The worker processes, seen from this one: what they say, and whether they live."""
+
+    def __init__(self, processes: list[Any], outbox: Any, model: ModelClient,
+                 progress: Callable[[str], None] | None) -> None:
+        self.processes, self.outbox, self.model, self.progress = \
+            processes, outbox, model, progress
+        self.ready = asyncio.Event()
+        self.settled = asyncio.Event()
+        """Set once a worker is ready, or every one stopped as it started."""
+        self.readied: set[int] = set()
+        self.lost: set[int] = set()
+        """Workers that stopped before they took a trial (this process judges in their
+        place)."""
+        self.started = False
+        self.done: dict[int, JudgeSummary] = {}
+        self.finished = asyncio.Event()
+        self.failure: WorkerError | None = None
+        self.notices: set[str] = set()
+
+    def start(self) -> None:
+        """Start the workers (in a thread: the first start waits for the fork server)."""
+        for process in self.processes:
+            process.start()
+        self.started = True
+
+    def heard(self, message: tuple[Any, ...]) -> None:
+        kind, index, body = message
+        if kind == "progress" and self.progress is not None:
+            for trial_id in body:
+                self.progress(trial_id)
+        elif kind == "ready":
+            self.readied.add(index)
+            self.ready.set()
+            self.settled.set()
+        elif kind == "notice" and body not in self.notices:
+            self.notices.add(body)  # every worker learns the same of the server
+            self.model.notify(body)
+        elif kind == "done":
+            summary, ledger = body
+            self.model.ledger.absorb(ledger)
+            self.done[index] = summary
+        elif kind == "error" and index not in self.readied:
+            self._lost(index, body.strip().splitlines()[-1])
+        elif kind == "error":
+            self.failure = WorkerError(f"judging worker {index} failed:\n{body}")
+
+    async def listen(self) -> None:
+        """Take in what the workers say until every one has finished (or one failed)."""
+        while len(self.done) + len(self.lost) < len(self.processes) and self.failure is None:
+            try:
+                self.heard(await asyncio.to_thread(self.outbox.get, True, POLL_S))
+                while True:  # and whatever else is waiting, without a thread each
+                    self.heard(self.outbox.get_nowait())
+            except queue.Empty:
+                self._check_alive()
+        self.finished.set()
+
+    def _check_alive(self) -> None:
+        if not self.started or self.failure is not None:
+            return
+        for index, process in enumerate(self.processes):
+            if process.exitcode is not None and index not in self.done:
+                with contextlib.suppress(queue.Empty):  # its last words may still be queued
+                    while True:
+                        self.heard(self.outbox.get_nowait())
+                if index in self.done or index in self.lost or self.failure is not None:
+                    continue
+                if index not in self.readied:  # it never took a trial: nothing is lost
+                    self._lost(index, f"exit code {process.exitcode}")
+                else:
+                    self.failure = WorkerError(
+                        f"judging worker {index} stopped (exit code {process.exitcode}) "
+                        "before it finished; what was recorded stays, and a rerun resumes")
+
+    def _lost(self, index: int, why: str) -> None:
+        if not self.lost:  # said once: the others have the same reason, as a rule
+            log.warning(
+                "a judging worker stopped as it started (%s): the trials are judged by the "
+                "other workers, or in this process (a script that starts a run with more than "
+                "one worker needs `if __name__ == \"__main__\":`)", why)
+        self.lost.add(index)
+        if len(self.lost) == len(self.processes):
+            self.settled.set()
+
+    async def put(self, inbox: Any, item: list[bytes | Trial] | None) -> None:
+        """Hand ``item`` to the next free worker (waiting while all are busy)."""
+        while self.failure is None:
+            try:
+                inbox.put_nowait(item)
+                return
+            except queue.Full:
+                with contextlib.suppress(queue.Full):
+                    await asyncio.to_thread(inbox.put, item, True, POLL_S)
+                    return
+        raise self.failure
+
+    async def collected(self) -> JudgeSummary:
+        """Every worker's summary, added up (their usage is in this client's already)."""
+        await self.finished.wait()
+        if self.failure is not None:
+            raise self.failure
+        return _added(*(self.done[i] for i in sorted(self.done)))
+
+    def stop(self, inbox: Any) -> None:
+        """Stop what still runs (after an error or an interrupt); the queues are let go."""
+        for process in self.processes:
+            if process.pid is not None and process.is_alive():
+                process.terminate()
+        for process in self.processes:
+            if process.pid is not None:
+                process.join(timeout=10)
+        for channel in (inbox, self.outbox):
+            channel.cancel_join_thread()
+            channel.close()
+
+
+def _worker(index: int, share: int, inbox: Any, outbox: Any, recipe: ClientRecipe,
+            run_dir: Path, checklists: dict[str, Checklist], tasks: dict[str, Task],
+            options: JudgeOptions) -> None:
+    """One worker: judge the trials it takes from ``inbox`` until it takes None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is the parent's to handle
+    threading.Thread(target=_die_with, args=(multiprocessing.parent_process(),),
+                     daemon=True).start()
+    try:
+        client = recipe.client(share, seed=index,
+                               notify=lambda text: outbox.put(("notice", index, text)))
+        store = RunStore(run_dir)
+        outbox.put(("ready", index, None))
+        try:
+            summary = asyncio.run(_judged(store, inbox, _Progress(outbox, index),
+                                          checklists, tasks, replace(options, model=client)))
+        finally:
+            store.close()
+        outbox.put(("done", index, (summary, client.ledger)))
+    except BaseException:  # every failure goes to the parent, whole
+        outbox.put(("error", index, traceback.format_exc()))
+
+
+def _die_with(parent: Any) -> None:
+    """End this worker the moment its parent ends (killed, say): it must not judge on
+    beside the run that resumes the parent's."""
+    if parent is not None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+
+class _Progress:
+    """A worker's finished trials, told to the parent a few at a time."""
+
+    def __init__(self, outbox: Any, index: int) -> None:
+        self.outbox, self.index = outbox, index
+        self.ids: list[str] = []
+        self.told = time.monotonic()
+
+    def __call__(self, trial_id: str) -> None:
+        self.ids.append(trial_id)
+        if time.monotonic() - self.told >= PROGRESS_EVERY_S:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.ids:
+            self.outbox.put(("progress", self.index, self.ids))
+        self.ids, self.told = [], time.monotonic()
+
+
+async def _judged(store: RunStore, inbox: Any, progress: _Progress,
+                  checklists: dict[str, Checklist], tasks: dict[str, Task],
+                  options: JudgeOptions) -> JudgeSummary:
+    async def taken() -> AsyncIterator[Trial]:
+        while True:
+            try:
+                chunk = inbox.get_nowait()
+            except queue.Empty:
+                chunk = await asyncio.to_thread(inbox.get)
+            if chunk is None:
+                return
+            for item in chunk:
+                yield Trial.model_validate_json(item) if isinstance(item, bytes) else item
+
+    assert options.model is not None
+    try:
+        return await judge_in_process(store, taken(), checklists, tasks, options,
+                                  progress=progress)
+    finally:
+        progress.flush()
+        await options.model.aclose()
