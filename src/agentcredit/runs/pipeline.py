@@ -144,8 +144,8 @@ async def score_async(
     cache, endpoint settings and concurrency, limits, ``batch``, ...) or a client; its
     response cache defaults to ``out/responses.sqlite``. A ``progress`` that is (or has as
     its ``status``) a :class:`~agentcredit.runs.status.RunStatus` learns the client too.
-    ``workers``: processes rendering evidence views (:class:`agentcredit.judging.fit.
-    ViewWorkers`; more than one needs a script guarded by ``if __name__ == "__main__"``).
+    ``workers``: processes that judge trials (:func:`agentcredit.runs.judging.judge_trials`;
+    more than one needs a script guarded by ``if __name__ == "__main__"``).
     Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
 
     Raises:
