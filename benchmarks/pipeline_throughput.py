@@ -3,10 +3,12 @@
 500 synthetic trials (30-step trajectories, 10-item checklists) are read, judged by a
 scripted model that answers instantly (evidence view, prompt, cache, answer validation,
 quote check, run store), fused and scored. Prints trials per second (target >= 100),
-with 1 and with 2 processes rendering evidence views (``--workers``; target: 2 workers
->= 1.6x 1 worker on a 2-core machine).
+with 1 and with 2 judging processes (``--workers``; target: 2 workers >= 1.6x 1 worker
+on a 2-core machine). The trials are read while they are judged, as ``run`` reads them
+(``--read-first``: all of them before judging starts; the reading is timed too).
 
     python benchmarks/pipeline_throughput.py [--trials 500] [--workers 1,2] [--repeat 3]
+                                             [--read-first]
 
 Each worker count runs ``--repeat`` times, the counts taking turns, and the best pass of each
 counts: on a shared or virtual machine a single pass can lose a third of its speed to a
@@ -36,7 +38,7 @@ from agentcredit.schema import Checklist
 from agentcredit.store import RunStore
 
 
-def one_pass(trials: int, workers: int) -> float:
+def one_pass(trials: int, workers: int, read_first: bool = False) -> float:
     """Trials per second end to end with ``workers`` view-rendering processes."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -49,7 +51,8 @@ def one_pass(trials: int, workers: int) -> float:
         store = RunStore(root / "run")
         model = ModelClient(make_provider("scripted/instant"),
                             cache=ResponseCache(root / "run" / "responses.sqlite"))
-        read = TrialStream([root / "trials"])  # read while judging, as ``run`` does
+        read = load([root / "trials"]).trials if read_first else \
+            TrialStream([root / "trials"])  # read while judging, as ``run`` does
         summary = asyncio.run(judge_trials(store, read, {task.id: checklist}, {task.id: task},
                                            JudgeOptions(model=model, concurrency=8,
                                                         workers=workers)))
@@ -67,6 +70,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=500)
     parser.add_argument("--workers", default="1,2",
                         help="comma-separated worker counts to compare (default 1,2)")
+    parser.add_argument("--read-first", action="store_true",
+                        help="read every trial before judging (default: read while judging, "
+                        "as `run` does)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="passes per worker count; the best counts (default 3)")
     args = parser.parse_args()
@@ -75,7 +81,7 @@ def main() -> None:
     passes: dict[int, list[float]] = {n: [] for n in counts}
     for _ in range(max(1, args.repeat)):
         for n in counts:
-            passes[n].append(one_pass(args.trials, n))
+            passes[n].append(one_pass(args.trials, n, args.read_first))
     rates = {n: max(rate) for n, rate in passes.items()}
     print(f"throughput (best of {max(1, args.repeat)}): {rates[counts[0]]:.0f} trials/s end to "
           f"end with {counts[0]} worker(s) (target >= 100)")
