@@ -65,7 +65,7 @@ def _judgments(store: RunStore) -> list[tuple[object, ...]]:
 def test_workers_judge_whole_trials_and_record_what_one_process_records(
         tmp_path: Path, inputs: tuple, only_workers: None) -> None:
     register_script("shards-answer", shard_scripts.answer)
-    one, one_model, one_store = _run(tmp_path / "one", inputs, "shards-answer", 1)
+    _, one_model, one_store = _run(tmp_path / "one", inputs, "shards-answer", 1)
     two, two_model, two_store = _run(tmp_path / "two", inputs, "shards-answer", 2)
     assert recipe_of(two_model) is not None
     assert two_model.provider.calls == 0  # type: ignore[attr-defined]  # the workers asked
@@ -82,7 +82,7 @@ def test_this_process_judges_while_the_workers_start(tmp_path: Path, inputs: tup
     summary, model, store = _run(tmp_path / "run", inputs, "shards-answer", 2)
     assert summary.judged == TRIALS and len(store.done_set("llm")) == TRIALS
     assert model.ledger.calls == TRIALS  # here and there, each trial asked once
-    assert 0 < model.provider.calls  # type: ignore[attr-defined]
+    assert model.provider.calls > 0  # type: ignore[attr-defined]
 
 
 def test_a_worker_killed_mid_run_is_reported_and_the_rerun_judges_each_trial_once(
