@@ -39,7 +39,7 @@ from agentcredit.store import RunStore
 
 
 def one_pass(trials: int, workers: int, read_first: bool = False) -> float:
-    """Trials per second end to end with ``workers`` view-rendering processes."""
+    """Trials per second end to end with ``workers`` judging processes."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         write_task(root / "tasks")

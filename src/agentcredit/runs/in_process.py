@@ -8,10 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
-from agentcredit.evidence.view import EvidenceView
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
-from agentcredit.judging.fit import ViewWorkers, fitted_view
+from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
@@ -79,10 +78,7 @@ async def judge_in_process(
     Trials are taken from ``trials`` as they come (a list, or a stream that reads them):
     at most a window of them (a few times the concurrency) is held at once, each dropped
     as soon as it is recorded, so memory does not grow with the number of trials.
-
-    ``options.workers`` above 1: worker processes render the evidence views
-    (:class:`ViewWorkers`); :func:`agentcredit.runs.judging.judge_trials` gives them whole
-    trials instead when it can.
+    ``options.workers`` is not read here (see :func:`agentcredit.runs.judging.judge_trials`).
     """
     judging = _Judging(store, checklists, tasks, options, JudgeSummary())
     window = max(16, 4 * options.concurrency)
@@ -108,7 +104,6 @@ async def judge_in_process(
     finally:
         for task in running:
             task.cancel()
-        judging.views.close()
     return judging.summary
 
 
@@ -137,7 +132,6 @@ class _Judging:
         self.have_holistic = set(store.holistic()) if options.holistic else set()
         self.done_generic = store.done_set("generic") if options.generic else set()
         self.semaphore = asyncio.Semaphore(options.concurrency)
-        self.views = ViewWorkers(options.workers)
         self.checklists_added: set[str] = set()
 
     def _not_judged(self, trial_id: str, stage: str, failure: ModelFailure) -> None:
@@ -235,12 +229,9 @@ class _Judging:
                 self.summary.resumed += 1
             return
         owned = task_text(task.instruction, task.verifier_files) if task is not None else None
-        # rendered before taking a model slot: the workers render views while the slots ask
-        first = await self.views.render(trial, self.options.budget_tokens,
-                                        instruction_for(trial, task))
         async with self.semaphore:
             with task_owned_values(owned):
-                await self.ask(trial, checklist, task, first)
+                await self.ask(trial, checklist, task)
 
     def _needs_model(self, trial_id: str) -> bool:
         if self.model is None:
@@ -249,11 +240,9 @@ class _Judging:
             (self.options.holistic and trial_id not in self.have_holistic) or \
             (self.options.generic and trial_id not in self.done_generic)
 
-    async def ask(self, trial: Trial, checklist: Checklist, task: Task | None,
-                  first: EvidenceView | None = None) -> None:
+    async def ask(self, trial: Trial, checklist: Checklist, task: Task | None) -> None:
         """Every request this trial needs, asked at once, so that a batch round queues them
-        all (judge, holistic, generic) instead of one per round; ``first`` is the view at
-        the full budget, when it was rendered already."""
+        all (judge, holistic, generic) instead of one per round."""
         assert self.model is not None
         options, model = self.options, self.model
         instruction = instruction_for(trial, task)
@@ -261,8 +250,7 @@ class _Judging:
         for _ in range(2):  # a second time only when the window was learned meanwhile
             window = model.window
             view = await fitted_view(model, trial, options.budget_tokens,
-                                     instruction=instruction, checklist=checklist,
-                                     first=first)
+                                     instruction=instruction, checklist=checklist)
             states = await asyncio.gather(*self._asks(trial, checklist, instruction, view,
                                                       window))
             if "again" not in states:

@@ -1,7 +1,7 @@
 """Judging a run in worker processes that each judge whole trials.
 
 This process reads the trials and hands them out (as JSON, see
-:func:`agentcredit.judging.fit.shipped`, a few at a time) through one bounded queue; every
+:func:`shipped`, a few at a time) through one bounded queue; every
 worker takes the next ones when it is ready and judges them whole, exactly as a one-process
 run does (:func:`agentcredit.runs.in_process.judge_in_process`): evidence view, requests,
 answers, quote checks and the run store, with its own client (the same provider, cache file
@@ -21,8 +21,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import multiprocessing
 import multiprocessing.connection
+import operator
 import os
 import queue
 import signal
@@ -34,8 +36,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, SchemaSerializer
+
 from agentcredit.errors import WorkerError
-from agentcredit.judging.fit import shipped, worker_context
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.spec import ClientRecipe, part
 from agentcredit.runs.in_process import JudgeOptions, JudgeSummary, each_trial, judge_in_process
@@ -246,6 +249,45 @@ class _Shards:
             channel.close()
 
 
+def worker_context(preload: str) -> Any:
+    """How worker processes are started: from a fork server that has the module ``preload``
+    (and what it imports) imported already, not by forking this process, which has threads
+    (the reader, the event loop's helpers) whose held locks a forked copy would never see
+    released (spawn where there is no fork server, as on Windows)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([preload])  # if this process started none before
+    return context
+
+
+_SHIPPING = SchemaSerializer(Trial.__pydantic_core_schema__, {"ser_json_inf_nan": "constants"})
+"""Trials as JSON that reads back equal: a non-finite float in a tool-call argument written
+as the NaN / Infinity constant the parser takes back, not as null. (The records' own float
+fields keep their classes' setting, null: :func:`shipped` sends such a trial as records.)"""
+FLOAT_FIELDS = ("reward", "usage.cost_usd")
+"""Every float field of a trial's records (a test keeps this list whole)."""
+_floats = operator.attrgetter(*FLOAT_FIELDS)
+
+
+def shipped(trial: Trial) -> Trial | bytes:
+    """``trial`` as sent to a worker: its JSON (serialized without a Python call per record:
+    about a third of what pickling the records costs this process, which every trial waits
+    on), or the trial itself when JSON cannot carry it (a lone surrogate in a text, a
+    reward or cost that is not finite). :func:`received` reads it back."""
+    if not all(math.isfinite(v) for v in _floats(trial) if v is not None):
+        return trial
+    try:
+        return _SHIPPING.to_json(trial)
+    except PydanticSerializationError:
+        return trial
+
+
+def received(item: Trial | bytes) -> Trial:
+    """A trial as a worker takes it (see :func:`shipped`)."""
+    return Trial.model_validate_json(item) if isinstance(item, bytes) else item
+
+
 def _worker(index: int, share: int, inbox: Any, outbox: Any, recipe: ClientRecipe,
             run_dir: Path, checklists: dict[str, Checklist], tasks: dict[str, Task],
             options: JudgeOptions) -> None:
@@ -307,7 +349,7 @@ async def _judged(store: RunStore, inbox: Any, progress: _Progress,
             if chunk is None:
                 return
             for item in chunk:
-                yield Trial.model_validate_json(item) if isinstance(item, bytes) else item
+                yield received(item)
 
     assert options.model is not None
     try:

@@ -1,16 +1,12 @@
-"""Evidence views rendered in worker processes: the same views and the same run as in one
-process, and a run that goes on in this process when its workers die."""
+"""A trial handed to a judging worker arrives as it left; a model no worker can make again
+is asked in this process."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
-import signal
 import typing
 from pathlib import Path
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -18,9 +14,9 @@ from pydantic import BaseModel
 from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.evidence.view import render_evidence
 from agentcredit.formats import load
-from agentcredit.judging import fit
-from agentcredit.judging.fit import ViewWorkers
 from agentcredit.llm import ModelClient, make_provider, register_script
+from agentcredit.llm.spec import recipe_of
+from agentcredit.runs import shards
 from agentcredit.runs.judging import JudgeOptions, judge_trials
 from agentcredit.schema import (
     Checklist,
@@ -36,86 +32,34 @@ from tests.judging import scripted_judge
 from tests.judging.synthetic import write_task, write_trials
 
 
-@pytest.fixture
-def every_view_in_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fit, "IN_PROCESS_FIRST", 0)
-
-
 def _trials(root: Path, count: int, steps: int = 30) -> list[Trial]:
     write_trials(root, count, steps=steps)
     return load([root]).trials
 
 
-def test_a_view_rendered_by_a_worker_is_the_one_rendered_here(
-        tmp_path: Path, every_view_in_workers: None) -> None:
-    trials = _trials(tmp_path, 6, steps=40)
-    workers = ViewWorkers(2)
-
-    async def both() -> list[object]:
-        return await asyncio.gather(*(workers.render(t, 2_000, "Ten files.") for t in trials))
-
-    try:
-        views = asyncio.run(both())
-        assert workers._pool is not None  # the workers rendered them
-    finally:
-        workers.close()
-    for trial, view in zip(trials, views, strict=True):
-        here = render_evidence(trial, budget_tokens=2_000, instruction="Ten files.")
-        assert view.text == here.text and view.dropped == here.dropped  # type: ignore[attr-defined]
-        assert "leaves out" in here.text  # the budget cut something: the plan was exercised
-        for number, step in view.steps.items():  # type: ignore[attr-defined]
-            assert "origins" in step.__dict__  # computed by the worker, sent back with it
-            assert step.origins == here.steps[number].origins
-            assert step.shown_output == here.steps[number].shown_output
-
-
 def _judge(root: Path, trials: list[Trial], workers: int) -> list[tuple[object, ...]]:
-    register_script("view-workers", lambda m, s: scripted_judge.answer(m, s))
+    register_script("unpicklable", lambda m, s: scripted_judge.answer(m, s))
     (task,) = load([root / "tasks"]).tasks
     checklist = derive_checklist(task, load_rules())
     assert isinstance(checklist, Checklist)
     store = RunStore(root / f"run-{workers}")
-    options = JudgeOptions(model=ModelClient(make_provider("scripted/view-workers")),
-                           concurrency=4, workers=workers)
+    model = ModelClient(make_provider("scripted/unpicklable"))
+    assert recipe_of(model) is None  # a lambda: no worker could make this model again
+    options = JudgeOptions(model=model, concurrency=4, workers=workers)
     summary = asyncio.run(judge_trials(store, trials, {task.id: checklist}, {task.id: task},
                                        options))
     assert summary.judged == len(trials) and not summary.failed
+    assert model.provider.calls == len(trials)  # type: ignore[attr-defined]  # all here
     return sorted(store.db.execute(
         "SELECT trial_id, source, item_id, label, rationale, evidence FROM judgments"))
 
 
-def test_a_run_with_two_workers_records_what_a_run_with_one_does(
-        tmp_path: Path, every_view_in_workers: None) -> None:
+def test_a_model_the_workers_cannot_make_is_asked_in_this_process(tmp_path: Path) -> None:
     write_task(tmp_path / "tasks")
-    trials = _trials(tmp_path / "trials", 24)
+    trials = _trials(tmp_path / "trials", 12)
     one, two = _judge(tmp_path, trials, 1), _judge(tmp_path, trials, 2)
-    assert len(one) == 24 * 20  # ten items each from the verifier and from the judge
+    assert len(one) == 12 * 20  # ten items each from the verifier and from the judge
     assert two == one
-
-
-def test_when_the_workers_die_the_views_are_rendered_here_and_said_once(
-        tmp_path: Path, every_view_in_workers: None, caplog: pytest.LogCaptureFixture) -> None:
-    trials = _trials(tmp_path, 8)
-    workers = ViewWorkers(2)
-
-    async def run() -> list[object]:
-        first = await workers.render(trials[0], 24_000, "x")
-        assert workers._pool is not None
-        for pid in list(workers._pool._processes):  # type: ignore[attr-defined]
-            os.kill(pid, signal.SIGKILL)
-        return [first, *await asyncio.gather(*(workers.render(t, 24_000, "x")
-                                               for t in trials[1:]))]
-
-    with caplog.at_level(logging.WARNING, logger=fit.__name__):
-        try:
-            views = asyncio.run(run())
-        finally:
-            workers.close()
-    assert [v.text for v in views] == [  # type: ignore[attr-defined]
-        render_evidence(t, budget_tokens=24_000, instruction="x").text for t in trials]
-    assert workers.workers == 1 and workers._pool is None
-    warned = [r.message for r in caplog.records if "workers stopped" in r.message]
-    assert len(warned) == 1 and "rendered in this process" in warned[0]
 
 
 _JSON_VALUES = st.recursive(
@@ -149,14 +93,14 @@ def _drawn_trials(draw: st.DrawFn) -> Trial:
 @settings(max_examples=200, deadline=None)
 @given(_drawn_trials())
 def test_a_trial_sent_to_a_worker_arrives_as_it_left(trial: Trial) -> None:
-    sent = fit.shipped(trial)
+    sent = shards.shipped(trial)
     if isinstance(sent, bytes):  # sent as JSON: it reads back as the same records
         back = Trial.model_validate_json(sent)
         assert repr(back) == repr(trial)  # repr: NaN != NaN, but its text is the same
     else:  # JSON cannot carry it: the records themselves are sent
         assert sent is trial
     here = render_evidence(trial, budget_tokens=400, instruction="x")
-    there = fit.rendered_view(sent, 400, "x")
+    there = render_evidence(shards.received(sent), budget_tokens=400, instruction="x")
     assert there.text == here.text
     assert {n: s.origins for n, s in there.steps.items()} == \
         {n: s.origins for n, s in here.steps.items()}
@@ -165,11 +109,11 @@ def test_a_trial_sent_to_a_worker_arrives_as_it_left(trial: Trial) -> None:
 def test_a_trial_json_cannot_carry_is_sent_as_records() -> None:
     trial = Trial(id="t", outcome="pass", format="drawn", source_path="t.json", steps=(
         Step(index=0, source="agent", message="half a pair \ud800", origin=Origin(path="t")),))
-    assert fit.shipped(trial) is trial
+    assert shards.shipped(trial) is trial
     nan = Trial(id="t", outcome="pass", format="drawn", source_path="t.json", steps=(
         Step(index=0, source="agent", origin=Origin(path="t"), tool_calls=(
             ToolCall(name="f", arguments={"x": float("nan"), "y": -float("inf")}),)),))
-    sent = fit.shipped(nan)
+    sent = shards.shipped(nan)
     assert isinstance(sent, bytes) and b"NaN" in sent and b"-Infinity" in sent
     assert repr(Trial.model_validate_json(sent)) == repr(nan)
 
@@ -191,4 +135,4 @@ def _float_fields(model: type[BaseModel], prefix: str = "") -> set[str]:
 def test_every_float_field_of_a_trial_is_checked_before_it_is_sent_as_json() -> None:
     # a float field's own serializer writes NaN and Infinity as null: shipped() must
     # check each one and send a trial holding such a value as records
-    assert _float_fields(Trial) == set(fit.FLOAT_FIELDS)
+    assert _float_fields(Trial) == set(shards.FLOAT_FIELDS)
