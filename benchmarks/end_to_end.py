@@ -57,9 +57,10 @@ def main() -> None:
     }
     try:
         for name, command in commands.items():
-            rss, seconds = peak_rss(command, env)
+            rss, seconds, tree = peak_rss(command, env)
             print(f"{name}: {seconds:,.0f} s ({args.trials / seconds:,.1f} trials/s), "
-                  f"peak RSS {rss:,.0f} MB", flush=True)
+                  f"peak RSS {rss:,.0f} MB (its processes together: {tree:,.0f} MB)",
+                  flush=True)
     finally:
         proc.terminate()
     for name in ("report.html", "run.sqlite", "responses.sqlite", "scores.csv",

@@ -2,7 +2,9 @@
 
 For each N (default 1,000, 8,000 and 32,000) it writes N synthetic Harbor trials (60 steps,
 ~40 KB of ATIF trajectory each) and measures the peak RSS of a whole ``agentcredit``
-process (``wait4``'s ``ru_maxrss``) for:
+process (``wait4``'s ``ru_maxrss``: its largest process) and, in brackets, the peak of its
+processes' RSS added up (sampled from ``/proc`` every 0.2 s: with a model, judging workers
+run beside the first process) for:
 
 - ``run``: no model (checklists derived from the verifier, items judged from the per-check
   results);
@@ -28,14 +30,16 @@ within 150 MB of the smallest).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,19 +59,53 @@ MODES = ("run", "batch", "auto", "rewards", "build")
 MODEL = "openai/judge-model"
 
 
-def peak_rss(args: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Run one ``agentcredit`` command; its peak RSS in MB and its wall time in seconds."""
+class Peak(NamedTuple):
+    """One command's peak RSS in MB (its largest process), wall time in seconds, and the
+    peak of its processes' RSS added up (MB; judging workers are processes of their own)."""
+
+    rss: float
+    seconds: float
+    tree: float
+
+
+def peak_rss(args: list[str], env: dict[str, str]) -> Peak:
+    """Run one ``agentcredit`` command and measure it (see :class:`Peak`)."""
     code = f"from agentcredit.cli.app import app; app({args!r})"
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code], env=env, cwd=ROOT,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tree = [0.0]
+    sampler = threading.Thread(target=_sample_tree, args=(proc.pid, tree), daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - start
+    sampler.join()
     if os.waitstatus_to_exitcode(status) != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"agentcredit {' '.join(args[:2])} failed: {err[-2000:]}")
     proc.stderr.close() if proc.stderr else None
-    return usage.ru_maxrss / 1024, seconds
+    return Peak(usage.ru_maxrss / 1024, seconds, tree[0])
+
+
+def _sample_tree(root: int, peak: list[float]) -> None:
+    """Every 0.2 s until ``root`` ends: the RSS of ``root`` and its descendants added up
+    (Linux ``/proc``; elsewhere it stays 0)."""
+    while Path(f"/proc/{root}/status").exists():
+        parents: dict[int, int] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        family, grew = {root}, True
+        while grew:
+            more = {pid for pid, parent in parents.items() if parent in family} - family
+            family, grew = family | more, bool(more)
+        total = 0
+        for pid in family:
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                text = Path(f"/proc/{pid}/status").read_text()
+                total += int(text.split("VmRSS:", 1)[1].split()[0])
+        peak[0] = max(peak[0], total / 1024)
+        time.sleep(0.2)
 
 
 def verifier_answer(body: dict[str, Any]) -> str:
@@ -76,7 +114,7 @@ def verifier_answer(body: dict[str, Any]) -> str:
                                     body["response_format"]["json_schema"]["schema"])
 
 
-def rewards_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tuple[float, float]:
+def rewards_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> Peak:
     """``skills reward`` over ``trials`` with one rubric skill (see the module docstring)."""
     bank = work / "bank"
     if not bank.exists():
@@ -95,7 +133,7 @@ def skills_answer(body: dict[str, Any]) -> str:
                                   body["response_format"]["json_schema"]["schema"])
 
 
-def build_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tuple[float, float]:
+def build_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> Peak:
     """``skills build`` over ``trials`` (see the module docstring)."""
     with server_process(responder=skills_answer) as url:
         return peak_rss(["skills", "build", str(trials), "--tasks", str(work / "tasks"),
@@ -104,12 +142,12 @@ def build_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> tupl
 
 
 def measure(work: Path, count: int, modes: list[str], url: str,
-            env: dict[str, str]) -> dict[str, tuple[float, float]]:
+            env: dict[str, str]) -> dict[str, Peak]:
     """Peak RSS and seconds of each mode over ``count`` fresh trials."""
     tasks, trials = work / "tasks", work / f"trials-{count}"
     write_trials(trials, count, steps=60)
     model = ["--model", MODEL, "--base-url", f"{url}/v1"]
-    found: dict[str, tuple[float, float]] = {}
+    found: dict[str, Peak] = {}
     if "run" in modes:
         found["run"] = peak_rss(["run", str(tasks), str(trials), "--out",
                                  str(work / f"run-{count}")], env)
@@ -143,25 +181,26 @@ def main() -> None:
     proc, url = batch_server_process(responder, polls=1)
     env = {**os.environ, "OPENAI_API_KEY": "sk-test", "AGENTCREDIT_BATCH_POLL_SECONDS": "0.2",
            "AGENTCREDIT_STATUS_SECONDS": "3600"}
-    rows: dict[int, dict[str, tuple[float, float]]] = {}
+    rows: dict[int, dict[str, Peak]] = {}
     try:
         for count in sorted(args.trials):
             rows[count] = measure(work, count, args.modes, url, env)
             print(f"{count:>7} trials: " + ", ".join(
-                f"{mode} {rss:.0f} MB in {secs:.0f} s" for mode, (rss, secs)
-                in rows[count].items()), flush=True)
+                f"{mode} {peak.rss:.0f} MB ({peak.tree:.0f} MB all processes) in "
+                f"{peak.seconds:.0f} s" for mode, peak in rows[count].items()), flush=True)
     finally:
         proc.terminate()
         shutil.rmtree(work, ignore_errors=True)
-    print("\n| trials | " + " | ".join(f"`{m}` peak RSS" for m in args.modes) + " |")
+    print("\n| trials | " + " | ".join(f"`{m}` peak RSS (all processes)" for m in args.modes)
+          + " |")
     print("|---|" + "---|" * len(args.modes))
     for count, found in rows.items():
-        print(f"| {count:,} | " + " | ".join(f"{found[m][0]:.0f} MB" for m in args.modes)
-              + " |")
+        print(f"| {count:,} | " + " | ".join(f"{found[m].rss:.0f} MB ({found[m].tree:.0f} MB)"
+                                              for m in args.modes) + " |")
     low, high = min(rows), max(rows)
     if high > low:
         for mode in args.modes:
-            grew = rows[high][mode][0] - rows[low][mode][0]
+            grew = rows[high][mode].rss - rows[low][mode].rss
             slope = grew / ((high - low) / 1000)
             print(f"{mode}: {grew:+.0f} MB from {low:,} to {high:,} trials, "
                   f"{slope:.2f} MB per 1,000 trials "
