@@ -45,13 +45,14 @@ def inputs(tmp_path: Path) -> tuple[list[Trial], dict[str, Checklist], dict[str,
 
 
 def _run(run: Path, inputs: tuple[list[Trial], dict[str, Checklist], dict[str, object]],
-         script: str, workers: int) -> tuple[JudgeSummary, ModelClient, RunStore]:
+         script: str, workers: int, concurrency: int = 4
+         ) -> tuple[JudgeSummary, ModelClient, RunStore]:
     trials, checklists, tasks = inputs
     store = RunStore(run)
     model = ModelClient(make_provider(f"scripted/{script}"),
                         cache=ResponseCache(run / "responses.sqlite"))
     summary = asyncio.run(judge_trials(store, trials, checklists, tasks,  # type: ignore[arg-type]
-                                       JudgeOptions(model=model, concurrency=4,
+                                       JudgeOptions(model=model, concurrency=concurrency,
                                                     workers=workers)))
     return summary, model, store
 
@@ -83,6 +84,24 @@ def test_this_process_judges_while_the_workers_start(tmp_path: Path, inputs: tup
     assert summary.judged == TRIALS and len(store.done_set("llm")) == TRIALS
     assert model.ledger.calls == TRIALS  # here and there, each trial asked once
     assert model.provider.calls > 0  # type: ignore[attr-defined]
+
+
+def test_no_more_workers_start_than_requests_may_be_in_flight(
+        tmp_path: Path, inputs: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    register_script("shards-answer", shard_scripts.answer)
+    shares: list[int] = []
+    real = shards.judge_in_shards
+
+    async def counted(*args: object, **kwargs: object) -> JudgeSummary:
+        shares.append(args[4].workers)  # type: ignore[attr-defined]
+        return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("agentcredit.runs.judging.judge_in_shards", counted)
+    summary, model, _ = _run(tmp_path / "one", inputs, "shards-answer", 8, concurrency=1)
+    assert summary.judged == TRIALS and shares == []  # one request in flight: judged here
+    assert model.provider.calls == TRIALS  # type: ignore[attr-defined]
+    summary, _, _ = _run(tmp_path / "two", inputs, "shards-answer", 8, concurrency=2)
+    assert summary.judged == TRIALS and shares == [2]
 
 
 def test_a_worker_killed_mid_run_is_reported_and_the_rerun_judges_each_trial_once(

@@ -57,7 +57,7 @@ BatchLimitOpt = Annotated[str | None, typer.Option(
     "provider's documented limit, OpenAI 50,000:200, Anthropic 100,000:256).")]
 WorkersOpt = Annotated[int | None, typer.Option(
     "--workers", min=1, help="Processes that judge trials, each with its own connection to "
-    "the model (default: the machine's cores; 1: this one only).")]
+    "the model (default: the machine's cores, at most --concurrency; 1: this one only).")]
 RpmOpt = Annotated[int | None, typer.Option("--rpm", help="Requests per minute limit.")]
 TpmOpt = Annotated[int | None, typer.Option("--tpm", help="Tokens per minute limit.")]
 PricesOpt = Annotated[Path | None, typer.Option(

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Callable, Iterable
+from dataclasses import replace
 
 from agentcredit.llm.spec import recipe_of
 from agentcredit.runs.in_process import JudgeOptions, JudgeSummary, judge_in_process
@@ -24,12 +25,14 @@ async def judge_trials(
 
     Trials are taken from ``trials`` as they come (a list, or a stream that reads them),
     a bounded window of them at a time, so memory does not grow with the number of trials.
-    With ``options.workers`` above 1, that many worker processes judge the trials whole,
-    each with its own client, when the model can be made again in another process (see
-    :func:`agentcredit.llm.spec.recipe_of`); otherwise this process judges them, with the
-    workers rendering the evidence views.
+    With ``options.workers`` above 1, that many worker processes (at most
+    ``options.concurrency``: each keeps at least one request in flight) judge the trials
+    whole, each with its own client, when the model can be made again in another process
+    (see :func:`agentcredit.llm.spec.recipe_of`); otherwise this process judges them.
     """
-    recipe = recipe_of(options.model) if options.workers > 1 else None
+    workers = min(options.workers, options.concurrency)
+    recipe = recipe_of(options.model) if workers > 1 else None
     if recipe is None:
         return await judge_in_process(store, trials, checklists, tasks, options, progress)
-    return await judge_in_shards(store, trials, checklists, tasks, options, recipe, progress)
+    return await judge_in_shards(store, trials, checklists, tasks,
+                                 replace(options, workers=workers), recipe, progress)
