@@ -120,10 +120,12 @@ def test_a_refused_connection_is_a_connection_failure_that_says_so() -> None:
     assert "connect" in result.message.lower() and "error." not in result.message.lower()
 
 
-def test_the_environment_proxy_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("credentials", ["", "ann:p%40ss@"])
+def test_the_environment_proxy_is_used(monkeypatch: pytest.MonkeyPatch, credentials: str) -> None:
     with FakeLLMServer() as proxy:
-        monkeypatch.setenv("HTTP_PROXY", proxy.url)
-        monkeypatch.setenv("http_proxy", proxy.url)
+        named = proxy.url.replace("http://", f"http://{credentials}")
+        monkeypatch.setenv("HTTP_PROXY", named)
+        monkeypatch.setenv("http_proxy", named)
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
         prov = make_provider("openai/fake-model", base_url="http://model.invalid/v1",
@@ -131,6 +133,9 @@ def test_the_environment_proxy_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
         made = ModelClient(prov, retry=FAST, endpoint=EndpointSettings(timeout=5.0))
         result = ok(made.generate_sync([user("hi")]))
         assert proxy.paths == ["http://model.invalid/v1/chat/completions"]
+        # the proxy URL's credentials reach the proxy as Basic auth (ann:p@ss), else none
+        assert proxy.headers[0].get("proxy-authorization") == \
+            ("Basic YW5uOnBAc3M=" if credentials else None)
     assert result.text == "echo: hi"
 
 

@@ -5,15 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from agentcredit.llm import ModelClient, ModelResponse, make_provider, user
+from agentcredit.llm import (
+    ModelClient,
+    ModelFailure,
+    ModelResponse,
+    RetryPolicy,
+    make_provider,
+    user,
+)
+from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.providers.pooled_http import env_proxy
 from tests.llm.fake_server import FakeLLMServer
 
@@ -28,9 +37,48 @@ def test_env_proxy_with_credentials_and_bypass(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv("https_proxy", "http://ann:p%40ss@proxy.local:3128")
     monkeypatch.setenv("no_proxy", "internal.example.com")
     assert env_proxy("https", "api.example.com") == (
-        "http://proxy.local:3128", aiohttp.BasicAuth("ann", "p@ss"))
+        "http://proxy.local:3128", {"Proxy-Authorization": "Basic YW5uOnBAc3M="})  # ann:p@ss
     assert env_proxy("https", "internal.example.com") is None
     assert env_proxy("http", "api.example.com") is None  # only https has a proxy
+
+
+def test_a_tunnel_through_the_proxy_carries_its_credentials(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An https model behind a ``user:password@`` proxy: the CONNECT asks with Basic auth."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    heard: list[bytes] = []
+
+    def proxy() -> None:  # refuses every tunnel once it has read what was asked
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener closed: the test is over
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data and (chunk := conn.recv(4096)):
+                    data += chunk
+                heard.append(data)
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=proxy, daemon=True).start()
+    for name in ("https_proxy", "HTTPS_PROXY", "no_proxy", "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("https_proxy", f"http://ann:p%40ss@127.0.0.1:{listener.getsockname()[1]}")
+    monkeypatch.setenv("AGENTCREDIT_HTTP", "aiohttp")
+    model = ModelClient(make_provider("openai/m", base_url="https://model.invalid/v1",
+                                      api_key="sk-x"),
+                        retry=RetryPolicy(max_attempts=1), endpoint=EndpointSettings(timeout=5.0))
+    try:
+        failure = model.generate_sync([user("hi")])
+    finally:
+        listener.close()
+    assert isinstance(failure, ModelFailure) and failure.kind == "connection"
+    assert "403" in failure.message  # the proxy's refusal is what the user reads
+    assert heard, "nothing reached the proxy"
+    for asked in (data.decode().lower() for data in heard):  # the call and any discovery
+        assert asked.startswith("connect model.invalid:443")
+        assert "proxy-authorization: basic yw5uonbac3m=" in asked  # ann:p@ss
 
 
 def test_a_client_dropped_after_its_loop_ended_reports_nothing(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import base64
 import concurrent.futures
 import json
 import os
@@ -33,12 +34,14 @@ import aiohttp
 from agentcredit.errors import ProviderError
 from agentcredit.llm.providers.base import one_line
 
-Proxy = tuple[str, aiohttp.BasicAuth | None] | None
+Proxy = tuple[str, dict[str, str] | None] | None
 
 
 def env_proxy(scheme: str, host: str) -> Proxy:
     """The proxy the environment names for ``scheme://host`` (None: connect directly),
-    with the credentials of a ``user:password@`` proxy URL as Basic auth."""
+    with the credentials of a ``user:password@`` proxy URL as a Basic
+    ``Proxy-Authorization`` header (aiohttp deprecates its ``proxy_auth``; the header goes
+    with a tunnel's CONNECT, or with the request itself over plain HTTP)."""
     if urllib.request.proxy_bypass(host):
         return None
     url = urllib.request.getproxies().get(scheme)
@@ -50,9 +53,9 @@ def env_proxy(scheme: str, host: str) -> Proxy:
     netloc = parts.hostname or ""
     if parts.port is not None:
         netloc += f":{parts.port}"
-    auth = aiohttp.BasicAuth(urllib.parse.unquote(parts.username),
-                             urllib.parse.unquote(parts.password or ""))
-    return parts._replace(netloc=netloc).geturl(), auth
+    secret = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+    header = "Basic " + base64.b64encode(secret.encode("utf-8")).decode("ascii")
+    return parts._replace(netloc=netloc).geturl(), {"Proxy-Authorization": header}
 
 
 def _ssl_context() -> ssl.SSLContext:
@@ -149,12 +152,15 @@ class PooledSession:
     async def _request(self, method: str, path: str, data: bytes | None,
                        timeout: float) -> HttpAnswer:
         limits = aiohttp.ClientTimeout(total=timeout, sock_connect=timeout)
-        proxy, auth = self.proxy if self.proxy is not None else (None, None)
+        proxy, proxy_headers = self.proxy if self.proxy is not None else (None, None)
         url = path if path.startswith(("http://", "https://")) else self.base_url + path
+        headers = self.headers
+        if proxy_headers and not url.startswith("https://"):
+            headers = {**headers, **proxy_headers}  # plain HTTP: the proxy reads the request
         try:
             async with self._open().request(
-                    method, url, data=data, headers=self.headers,
-                    timeout=limits, proxy=proxy, proxy_auth=auth) as answer:
+                    method, url, data=data, headers=headers,
+                    timeout=limits, proxy=proxy, proxy_headers=proxy_headers) as answer:
                 return HttpAnswer(answer.status, answer.headers, await _bounded(answer))
         except (TimeoutError, aiohttp.ServerTimeoutError):
             raise ProviderError("timeout", "request timed out") from None
