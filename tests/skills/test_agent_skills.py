@@ -189,11 +189,12 @@ def test_a_forged_bank_with_a_traversal_id_is_refused_and_nothing_escapes(
     assert runner.invoke(app, ["skills", "import", *map(str, folders), "--out",
                                str(bank)]).exit_code == 0
     data = json.loads((bank / "bank.json").read_text())
-    data["skills"][0]["id"] = "../../../escaped"
     # A forger recomputes the hash and the lock: the id check does not rest on them.
     from agentcredit.schema import Skill
 
-    skills = [Skill.model_construct(**s) for s in data["skills"]]
+    skills = [Skill.model_validate(s) for s in data["skills"]]
+    skills[0] = skills[0].model_copy(update={"id": "../../../escaped"})  # no validation
+    data["skills"][0]["id"] = "../../../escaped"
     data["hash"] = bank_hash(skills, data.get("benchmark"))
     (bank / "bank.json").write_text(json.dumps(data))
     (bank / LOCK_NAME).write_text(json.dumps({"hash": data["hash"], "skills": {
