@@ -50,14 +50,6 @@ class LoadResult:
     formats: Counter[str] = field(default_factory=Counter)
     warnings: list[ReadError] = field(default_factory=list)
 
-    def merge(self, other: LoadResult) -> None:
-        """Add another result's records to this one."""
-        self.tasks.extend(other.tasks)
-        self.trials.extend(other.trials)
-        self.errors.extend(other.errors)
-        self.warnings.extend(other.warnings)
-        self.formats.update(other.formats)
-
 
 class _Loader:
     def __init__(self, strict: bool, inspect_scorer: str | None = None,
