@@ -78,6 +78,25 @@ def test_workers_judge_whole_trials_and_record_what_one_process_records(
     assert two_model.ledger.calls == TRIALS
 
 
+def test_the_workers_calls_count_here_as_their_trials_finish(
+        tmp_path: Path, inputs: tuple, only_workers: None) -> None:
+    """The live status line reads this client's counts: a worker's calls reach them with
+    its finished trials, not when the pass ends (and are counted once)."""
+    register_script("shards-answer", shard_scripts.answer)
+    trials, checklists, tasks = inputs
+    model = ModelClient(make_provider("scripted/shards-answer"),
+                        cache=ResponseCache(tmp_path / "run" / "responses.sqlite"))
+    seen: list[int] = []
+    summary = asyncio.run(judge_trials(
+        RunStore(tmp_path / "run"), trials, checklists, tasks,  # type: ignore[arg-type]
+        JudgeOptions(model=model, concurrency=4, workers=2),
+        progress=lambda trial_id: seen.append(model.ledger.calls)))
+    assert summary.judged == TRIALS and len(seen) == TRIALS
+    assert model.provider.calls == 0  # type: ignore[attr-defined]  # the workers asked
+    assert seen[0] >= 1  # the first finished trial came with its call
+    assert model.ledger.calls == TRIALS and model.in_flight == 0
+
+
 def test_this_process_judges_while_the_workers_start(tmp_path: Path, inputs: tuple) -> None:
     register_script("shards-answer", shard_scripts.answer)
     summary, model, store = _run(tmp_path / "run", inputs, "shards-answer", 2)

@@ -117,6 +117,9 @@ class ModelClient:
         self._said: set[str] = set()
         self._limit_state = (concurrency or 8, concurrency is None)
         self._limits: dict[int, AdaptiveLimit] = {}
+        self.in_flight_elsewhere: dict[int, int] = {}
+        """Requests on the wire in other processes asking for this one (a worker's index:
+        how many it last reported), for whoever watches the run."""
         self.limiter_args = (rpm, tpm)
         self._limiters: dict[int, RateLimiter] = {}
         self._prepare_locks: dict[int, asyncio.Lock] = {}
@@ -152,8 +155,10 @@ class ModelClient:
 
     @property
     def in_flight(self) -> int:
-        """Requests this client has on the wire now (across its event loops)."""
-        return sum(limit.in_flight for limit in self._limits.values())
+        """Requests this client has on the wire now (across its event loops), and those its
+        judging workers last said they had (``in_flight_elsewhere``)."""
+        return sum(limit.in_flight for limit in self._limits.values()) + \
+            sum(self.in_flight_elsewhere.values())
 
 
     async def prompt_budget(self, answer_tokens: int | None = None) -> int | None:

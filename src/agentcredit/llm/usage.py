@@ -69,6 +69,21 @@ class UsageLedger:
         self.failures.update(other.failures)
         self.unpriced_models |= other.unpriced_models
 
+    def taken(self) -> UsageLedger:
+        """What this ledger counted since it was last taken, as a ledger of its own; this
+        one starts again from zero (a judging worker tells its parent as it goes).
+
+        >>> mine = UsageLedger(calls=2); mine.failures["timeout"] += 1
+        >>> told = mine.taken(); (told.calls, told.failures["timeout"], mine.calls, mine.failures)
+        (2, 1, 0, Counter())
+        """
+        told = UsageLedger(prices=self.prices)
+        told.absorb(self)
+        for each in fields(self):
+            if each.name != "prices":
+                setattr(self, each.name, type(getattr(self, each.name))())
+        return told
+
     def summary(self) -> dict[str, Any]:
         """Totals as a plain dict (cost is None when no price was known)."""
         return {

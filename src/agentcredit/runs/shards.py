@@ -8,8 +8,9 @@ answers, quote checks and the run store, with its own client (the same provider,
 and settings; the rate limits and requests in flight shared out, see
 :class:`agentcredit.llm.spec.ClientRecipe`) and its own connections to the run store and
 the response cache (WAL SQLite: writers wait their turn). While the workers start, this
-process judges the first trials itself. At the end the workers' summaries and usage
-ledgers are added into this process's.
+process judges the first trials itself. The workers' usage (calls, tokens, failures) and
+requests in flight reach this process's client as they go, with their finished trials; at
+the end their summaries are added into this process's.
 
 A worker that fails ends the pass with its traceback (a :class:`~agentcredit.errors.
 WorkerError`), as a failure while judging one trial ends a one-process pass; whatever any
@@ -160,9 +161,13 @@ class _Shards:
 
     def heard(self, message: tuple[Any, ...]) -> None:
         kind, index, body = message
-        if kind == "progress" and self.progress is not None:
-            for trial_id in body:
-                self.progress(trial_id)
+        if kind == "progress":
+            trial_ids, usage, in_flight = body
+            self.model.ledger.absorb(usage)
+            self.model.in_flight_elsewhere[index] = in_flight
+            if self.progress is not None:
+                for trial_id in trial_ids:
+                    self.progress(trial_id)
         elif kind == "ready":
             self.readied.add(index)
             self.ready.set()
@@ -171,9 +176,8 @@ class _Shards:
             self.notices.add(body)  # every worker learns the same of the server
             self.model.notify(body)
         elif kind == "done":
-            summary, ledger = body
-            self.model.ledger.absorb(ledger)
-            self.done[index] = summary
+            self.model.in_flight_elsewhere.pop(index, None)
+            self.done[index] = body
         elif kind == "error" and index not in self.readied:
             self._lost(index, body.strip().splitlines()[-1])
         elif kind == "error":
@@ -188,6 +192,7 @@ class _Shards:
                     self.heard(self.outbox.get_nowait())
             except queue.Empty:
                 self._check_alive()
+        self.model.in_flight_elsewhere.clear()
         self.finished.set()
 
     def _check_alive(self) -> None:
@@ -230,7 +235,8 @@ class _Shards:
         raise self.failure
 
     async def collected(self) -> JudgeSummary:
-        """Every worker's summary, added up (their usage is in this client's already)."""
+        """Every worker's summary, added up (their usage reached this client's as they
+        went)."""
         await self.finished.wait()
         if self.failure is not None:
             raise self.failure
@@ -301,11 +307,11 @@ def _worker(index: int, share: int, inbox: Any, outbox: Any, recipe: ClientRecip
         store = RunStore(run_dir)
         outbox.put(("ready", index, None))
         try:
-            summary = asyncio.run(_judged(store, inbox, _Progress(outbox, index),
+            summary = asyncio.run(_judged(store, inbox, _Progress(outbox, index, client),
                                           checklists, tasks, replace(options, model=client)))
         finally:
             store.close()
-        outbox.put(("done", index, (summary, client.ledger)))
+        outbox.put(("done", index, summary))
     except BaseException:  # every failure goes to the parent, whole
         outbox.put(("error", index, traceback.format_exc()))
 
@@ -319,10 +325,12 @@ def _die_with(parent: Any) -> None:
 
 
 class _Progress:
-    """A worker's finished trials, told to the parent a few at a time."""
+    """A worker's finished trials, told to the parent a few at a time with the usage counted
+    since it last told (so that the parent's live counts include the workers') and the
+    requests it has in flight."""
 
-    def __init__(self, outbox: Any, index: int) -> None:
-        self.outbox, self.index = outbox, index
+    def __init__(self, outbox: Any, index: int, client: ModelClient) -> None:
+        self.outbox, self.index, self.client = outbox, index, client
         self.ids: list[str] = []
         self.told = time.monotonic()
 
@@ -332,8 +340,9 @@ class _Progress:
             self.flush()
 
     def flush(self) -> None:
-        if self.ids:
-            self.outbox.put(("progress", self.index, self.ids))
+        """Tell the parent now (the last time with nothing in flight: the pass ended)."""
+        self.outbox.put(("progress", self.index,
+                         (self.ids, self.client.ledger.taken(), self.client.in_flight)))
         self.ids, self.told = [], time.monotonic()
 
 
@@ -356,5 +365,7 @@ async def _judged(store: RunStore, inbox: Any, progress: _Progress,
         return await judge_in_process(store, taken(), checklists, tasks, options,
                                   progress=progress)
     finally:
-        progress.flush()
-        await options.model.aclose()
+        try:
+            await options.model.aclose()
+        finally:
+            progress.flush()  # after the last call: all its usage goes to the parent
