@@ -6,6 +6,7 @@ alone, a client restarted between submit and collect, and a rerun that sends not
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import signal
@@ -91,6 +92,17 @@ def test_run_batch_auto_equals_the_live_run_and_a_rerun_sends_nothing(tmp_path: 
     status = runner.invoke(app, ["batch", "status", str(tmp_path / "auto")],
                            env={"COLUMNS": "200"})
     assert status.exit_code == 0 and "requests: 11 answered; still queued: 0" in status.output
+    # a settled batch's input file is kept gzipped, whole, as the record of what was sent
+    ledger = BatchLedger(tmp_path / "auto" / "responses.sqlite")
+    jobs = ledger.jobs()
+    assert sorted(p.name for p in (tmp_path / "auto" / "batches").iterdir()) == \
+        sorted(Path(job.file).name for job in jobs)
+    for job in jobs:
+        assert job.file.endswith(".jsonl.gz")
+        with gzip.open(job.file, "rt") as handle:
+            sent = [json.loads(line)["custom_id"] for line in handle]
+        assert sorted(sent) == sorted(ledger.keys_of(job.id))
+    ledger.close()
 
 
 def test_anthropic_refusals_expiry_and_dropped_requests(tmp_path: Path) -> None:

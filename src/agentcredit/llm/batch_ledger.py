@@ -145,15 +145,18 @@ class BatchLedger:
             self._db.execute("UPDATE batch_jobs SET status = ?, counts = ?, updated_at = ? "
                              "WHERE id = ?", (status, json.dumps(counts), time.time(), job_id))
 
-    def settle(self, job_id: str, outcomes: dict[str, tuple[str, str | None]]) -> None:
-        """Record each request's state and reason, and mark the batch collected."""
+    def settle(self, job_id: str, outcomes: dict[str, tuple[str, str | None]],
+               file: Path | None = None) -> None:
+        """Record each request's state and reason, and mark the batch collected (its input
+        file now ``file``, when given: kept compressed)."""
         with self._lock:
             self._db.execute("BEGIN")
             self._db.executemany(
                 "UPDATE batch_requests SET state = ?, reason = ? WHERE key = ? AND batch_id = ?",
                 [(state, reason, key, job_id) for key, (state, reason) in outcomes.items()])
-            self._db.execute("UPDATE batch_jobs SET collected = 1, updated_at = ? WHERE id = ?",
-                             (time.time(), job_id))
+            self._db.execute("UPDATE batch_jobs SET collected = 1, updated_at = ?, "
+                             "file = coalesce(?, file) WHERE id = ?",
+                             (time.time(), None if file is None else str(file), job_id))
             self._db.execute("COMMIT")
 
     def jobs(self, *, open_only: bool = False) -> list[Job]:
