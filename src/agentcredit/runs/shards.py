@@ -175,8 +175,7 @@ class _Shards:
         elif kind == "notice" and body not in self.notices:
             self.notices.add(body)  # every worker learns the same of the server
             self.model.notify(body)
-        elif kind == "done":
-            self.model.in_flight_elsewhere.pop(index, None)
+        elif kind == "done":  # its last progress said 0 in flight
             self.done[index] = body
         elif kind == "error" and index not in self.readied:
             self._lost(index, body.strip().splitlines()[-1])
