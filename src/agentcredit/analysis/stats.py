@@ -288,20 +288,3 @@ def lower_bound(draws: FloatArray, *, level: float = 0.95) -> float | None:
     valid = np.asarray(draws, dtype=np.float64)
     valid = valid[~np.isnan(valid)]
     return float(np.quantile(valid, 1.0 - level)) if len(valid) else None
-
-
-def wilson_lower(successes: int, n: int, *, level: float = 0.95) -> float | None:
-    """One-sided Wilson lower bound of a proportion.
-
-    >>> round(wilson_lower(45, 50), 3)
-    0.808
-    """
-    if n == 0:
-        return None
-    from scipy.stats import norm
-
-    z = float(norm.ppf(level))
-    p = successes / n
-    centre = p + z * z / (2 * n)
-    margin = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return float((centre - margin) / (1 + z * z / n))

@@ -8,6 +8,8 @@ TB1 outcomes), a JSON document (an Inspect log, a trajectory, a SWE-bench instan
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,6 +43,15 @@ from agentcredit.safe_io import (
 from agentcredit.schema import AgentInfo, Trial
 
 
+@contextmanager
+def _caught(sink: Sink) -> Iterator[None]:
+    """What the block cannot read becomes the sink's error, and the reader goes on."""
+    try:
+        yield
+    except InputError as exc:
+        sink.error(exc.path, exc.reason)
+
+
 class HarborTaskReader:
     name = "harbor-task"
     kind: Literal["folder"] = "folder"
@@ -48,10 +59,8 @@ class HarborTaskReader:
     def read(self, folder: Path, names: frozenset[str], sink: Sink) -> bool:
         if not {"instruction.md", "task.toml"} <= names:
             return False
-        try:
+        with _caught(sink):
             sink.add_task(read_harbor_task(folder), self.name)
-        except InputError as exc:
-            sink.error(exc.path, exc.reason)
         return True
 
 
@@ -62,10 +71,8 @@ class Tb1TaskReader:
     def read(self, folder: Path, names: frozenset[str], sink: Sink) -> bool:
         if "task.yaml" not in names or "task.toml" in names:
             return False
-        try:
+        with _caught(sink):
             sink.add_task(read_tb1_task(folder), self.name)
-        except InputError as exc:
-            sink.error(exc.path, exc.reason)
         return True
 
 
@@ -144,10 +151,8 @@ class InspectEvalReader:
     def read(self, path: Path, sink: Sink, *, explicit: bool) -> bool:
         if path.suffix != ".eval":
             return False
-        try:
+        with _caught(sink):
             _inspect(read_eval(path, sink.inspect_scorer), sink)
-        except InputError as exc:
-            sink.error(exc.path, exc.reason)
         return True
 
 
@@ -163,10 +168,8 @@ class JsonLinesReader:
             return False
         first = peek_first_json_line(path)
         if sniff_jsonl(path) is not None:
-            try:
+            with _caught(sink):
                 sink.add_trial(_file_trial(path, read_trajectory_file(path)))
-            except InputError as exc:
-                sink.error(exc.path, exc.reason)
             return True
         if is_swebench_instance(first) or is_tb1_trial_result(first):
             _listing(path, sink)
@@ -192,17 +195,13 @@ class JsonDocumentReader:
         if is_inspect_document(doc):
             _inspect(read_document(path, doc, sink.inspect_scorer), sink)
         elif is_trajectory_document(doc):
-            try:
+            with _caught(sink):
                 sink.add_trial(_file_trial(path, trajectory_from_document(path, raw, doc)))
-            except InputError as exc:
-                sink.error(exc.path, exc.reason)
         elif is_swebench_instance(doc):
             _swebench(path, 1, doc, sink)
         elif explicit:
-            try:
+            with _caught(sink):
                 trajectory_from_document(path, raw, doc)
-            except InputError as exc:
-                sink.error(exc.path, exc.reason)
         return True
 
 
@@ -214,7 +213,7 @@ def _file_trial(path: Path, parsed: Any) -> Trial:
 
 
 def _listing(path: Path, sink: Sink) -> None:
-    try:
+    with _caught(sink):
         for line, _, _, value, problem in iter_jsonl_lenient(path):
             where = f"{path}:{line}"
             if problem is not None:
@@ -225,8 +224,6 @@ def _listing(path: Path, sink: Sink) -> None:
                 _tb1_outcome(where, value, sink)
             else:
                 sink.error(where, "line is neither a SWE-bench instance nor a TB1 outcome")
-    except InputError as exc:
-        sink.error(exc.path, exc.reason)
 
 
 def _swebench(path: Path, line: int, value: dict[str, Any], sink: Sink) -> None:

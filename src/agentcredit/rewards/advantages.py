@@ -63,15 +63,6 @@ class Advantages:
     dropped_groups: tuple[int, ...]
 
 
-def state_value(state: str) -> float:
-    """The value of an evidence state.
-
-    >>> state_value("supported")
-    0.6
-    """
-    return STATE_VALUES[state]
-
-
 @dataclass(frozen=True)
 class GroupMoments:
     """Per group (indexed by group id): mean and population std of the satisfaction ``S``

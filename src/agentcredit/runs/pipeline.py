@@ -352,30 +352,19 @@ def _write_partial(run_dir: Path, fmt: str) -> None:
         warnings.warn(f"could not write a partial summary in {run_dir}: {exc}", stacklevel=2)
 
 
-def _read_stepper(progress: Progress | None, trials: TrialStream) -> Callable[[str], None]:
-    """Judging progress while trials are still being read: the total is what was read so
-    far (exact once reading ends)."""
+def _stepper(progress: Progress | None, stage: str,
+             total: int | TrialStream) -> Callable[[str], None]:
+    """``progress`` told of each unit done; for a stream still being read, the total is what
+    was read so far (exact once reading ends)."""
     done = 0
 
     def step(_: str) -> None:
         nonlocal done
         done += 1
         if progress is not None:
-            progress("judging", done, max(done, trials.read))
+            progress(stage, done, total if isinstance(total, int) else max(done, total.read))
 
-    return step
-
-
-def _stepper(progress: Progress | None, stage: str, total: int) -> Callable[[str], None]:
-    done = 0
-
-    def step(_: str) -> None:
-        nonlocal done
-        done += 1
-        if progress is not None:
-            progress(stage, done, total)
-
-    if progress is not None:
+    if progress is not None and isinstance(total, int):
         progress(stage, 0, total)
     return step
 
@@ -412,7 +401,7 @@ async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Che
             return JudgeSummary()
         summary = await judge_trials(store, _indexed(store, trials), checklists,
                                      {t.id: t for t in tasks}, options,
-                                     progress=_read_stepper(progress, trials))
+                                     progress=_stepper(progress, "judging", trials))
         summary.trials += trials.skipped
         summary.resumed += trials.skipped
         return summary
