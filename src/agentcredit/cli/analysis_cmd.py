@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
+from agentcredit.cli.console import fail
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, notice
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
@@ -153,8 +154,7 @@ def analyze(
                     result["perturbation"] = asyncio.run(
                         perturb_store(store, client, n=perturb, seed=seed))
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {q(exc)}")
-        raise typer.Exit(2) from None
+        raise fail(console, str(exc)) from None
     _print(console, result)
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=2, default=str) + "\n")
@@ -170,8 +170,7 @@ def report(
     """Write a self-contained HTML report (opens with no network)."""
     console = Console()
     if not (run_dir / STORE_NAME).exists():
-        console.print(f"[red]error[/red] {q(run_dir)}: no run store here")
-        raise typer.Exit(2)
+        raise fail(console, f"{run_dir}: no run store here")
     store = RunStore(run_dir)
     path = write_report(store, analyze_store(store, seed=seed, draws=bootstrap),
                         out or run_dir / "report.html")

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.batch_auto import batch_plan
+from agentcredit.cli.console import fail
 from agentcredit.cli.options import BatchLimitOpt
 from agentcredit.cli.text import q
 from agentcredit.llm.batch import ImportReport, export_batch, import_batch
@@ -86,8 +87,7 @@ def import_(
     """Load results into the cache (joined on custom_id); exit 2 if anything is off."""
     console = Console()
     if not results.exists():
-        console.print(f"[red]error[/red] {q(results)}: no such results file or folder")
-        raise typer.Exit(2)
+        raise fail(console, f"{results}: no such results file or folder")
     store = ResponseCache(cache or default_cache_path())
     files = [results] if results.is_file() else sorted(
         p for p in results.glob("*.jsonl") if not p.name.startswith("requests"))

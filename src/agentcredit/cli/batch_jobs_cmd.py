@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.cli.batch_auto import batch_plan, poll_lines
+from agentcredit.cli.console import fail
 from agentcredit.cli.options import BaseUrlOpt, BatchLimitOpt
 from agentcredit.cli.text import q
 from agentcredit.llm.batch_api import backends_of, submit, wait
@@ -27,9 +28,8 @@ RunCacheOpt = Annotated[Path | None, typer.Option(
 def _open(run: Path, cache: Path | None) -> tuple[ResponseCache, BatchLedger]:
     path = cache or run / "responses.sqlite"
     if not path.is_file():
-        Console().print(f"[red]error[/red] {q(path)}: no response cache (run with --batch "
-                        "or --batch-auto first)")
-        raise typer.Exit(2)
+        raise fail(Console(), f"{path}: no response cache (run with --batch "
+                   "or --batch-auto first)")
     return ResponseCache(path), BatchLedger(path)
 
 

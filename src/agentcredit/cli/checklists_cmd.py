@@ -18,6 +18,7 @@ from agentcredit.checklists.derive import tested_words
 from agentcredit.checklists.freeze import integrity_failures, read_checklist, read_lock
 from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import load_rules
+from agentcredit.cli.console import fail
 from agentcredit.cli.options import ModelOpt, model_options
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, InputError
@@ -53,8 +54,7 @@ def build(
         rule_set = load_rules(rules)
         client, jobs = client_for(spec), concurrency_of(spec, default=4)
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {q(exc)}")
-        raise typer.Exit(2) from None
+        raise fail(console, str(exc)) from None
     found = _tasks(tasks, console)
     how = f"synthesized by {client.model_id}" if client else \
         "derived from the verifiers (no --model given)"
@@ -117,8 +117,7 @@ def check(
     lock = read_lock(directory)
     paths = sorted(directory.glob("*.json"))
     if not paths:
-        console.print(f"[red]error[/red] no checklists in {q(directory)}")
-        raise typer.Exit(2)
+        raise fail(console, f"no checklists in {directory}")
     bad = 0
     for path in paths:
         try:
@@ -166,8 +165,7 @@ def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")]) -
     try:
         checklist = read_checklist(path)
     except InputError as exc:
-        console.print(f"[red]error[/red] {q(exc.path)}: {q(exc.reason)}")
-        raise typer.Exit(2) from None
+        raise fail(console, f"{exc.path}: {exc.reason}") from None
     console.print(f"[bold]{q(checklist.task_id)}[/bold]  hash {q(checklist.hash[:16])}…  rules "
                   f"{q(checklist.rules.id)} {q(checklist.rules.version)}  by "
                   f"{q(checklist.synthesizer)}"

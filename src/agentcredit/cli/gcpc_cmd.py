@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.batch_auto import batch_plan, poll_lines, print_rounds
+from agentcredit.cli.console import fail
 from agentcredit.cli.options import (
     RUN_CACHE,
     BatchAutoOpt,
@@ -146,13 +147,11 @@ def score(
     """Recompute scores from a run store and export them."""
     console = Console()
     if not (run_dir / "run.sqlite").exists():
-        console.print(f"[red]error[/red] {q(run_dir)}: no run store (run.sqlite) here")
-        raise typer.Exit(2)
+        raise fail(console, f"{run_dir}: no run store (run.sqlite) here")
     store = RunStore(run_dir)
     try:
         path, summary = write_scores(store, run_dir, fmt)
     except AgentCreditError as exc:
-        console.print(f"[red]error[/red] {q(exc)}")
-        raise typer.Exit(2) from None
+        raise fail(console, str(exc)) from None
     print_summary(console, store, summary, None, None, 0.0)
     console.print(f"scores: {q(path)}")

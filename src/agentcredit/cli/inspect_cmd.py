@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from agentcredit.cli.console import fail
 from agentcredit.cli.text import q
 from agentcredit.errors import InputError
 from agentcredit.formats import LoadResult, join_warnings, load
@@ -31,8 +32,7 @@ def inspect(
     try:
         result = load(paths, strict=strict, inspect_scorer=inspect_scorer)
     except InputError as exc:
-        console.print(f"[red]error[/red] {q(exc.path)}: {q(exc.reason)}")
-        raise typer.Exit(2) from None
+        raise fail(console, f"{exc.path}: {exc.reason}") from None
     warnings = [*result.warnings, *join_warnings(result.tasks, result.trials)]
     if as_json:
         sys.stdout.write(json.dumps(to_json(result, warnings), indent=1) + "\n")

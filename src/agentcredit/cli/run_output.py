@@ -18,7 +18,7 @@ from rich.progress import TaskID
 from rich.table import Table
 
 from agentcredit.cli.advice import advice
-from agentcredit.cli.console import bars, print_read_errors
+from agentcredit.cli.console import bars, fail, print_read_errors
 from agentcredit.cli.text import q
 from agentcredit.cli.watch import StatusLines, terminating
 from agentcredit.errors import AgentCreditError, NothingToScore
@@ -174,8 +174,7 @@ def reported(console: Console, run_dir: Path) -> Iterator[Watched]:
             print_read_errors(console, exc.read_errors)
             raise typer.Exit(2) from None
         except AgentCreditError as exc:
-            console.print(f"[red]error[/red] {q(exc)}", soft_wrap=True)
-            raise typer.Exit(2) from None
+            raise fail(console, str(exc)) from None
         except KeyboardInterrupt:
             why = "terminated" if signals["terminated"] else "interrupted"
             console.print(f"{why}: finished trials are kept in {q(run_dir)} (partial "
