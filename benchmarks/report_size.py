@@ -43,6 +43,9 @@ def main() -> None:
     parser.add_argument("--trials", type=int, nargs="+", default=[400, 2000])
     parser.add_argument("--tasks", type=int, nargs="+", default=[1, 20])
     args = parser.parse_args()
+    if len(args.trials) != len(args.tasks):
+        parser.error("--trials and --tasks take one value per run each "
+                     f"(here {len(args.trials)} and {len(args.tasks)})")
     for trials, tasks in zip(args.trials, args.tasks, strict=True):
         measure(trials, tasks)
 
