@@ -13,7 +13,7 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src" / "agentcredit"
 _A = "agentcredit."
 LAYERS: dict[int, tuple[str, ...]] = {  # docs/architecture.md, "Layers"; longest prefix wins
-    1: ("errors", "hashing", "schema", "text", "version", "safe_io", "db", "integrity",
+    1: ("errors", "hashing", "schema", "text", "version", "safe_io", "db", "integrity", "shell",
         "markdown"),
     2: ("formats",),
     3: ("checklists.gates", "checklists.units", "checklists.rules", "skills.gates",

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agentcredit.evidence.authored import MARK, literal_index
-from agentcredit.evidence.provenance import LineOrigin, line_origins, self_contained
+from agentcredit.evidence.dataflow import TrialFlow, step_calls, trial_flow
+from agentcredit.evidence.provenance import LineOrigin, line_origins
 from agentcredit.schema import Step, Trial
 from agentcredit.text import normalize_lines, normalize_text, shorten
 
@@ -129,12 +130,14 @@ def output_text(step: Step) -> str:
     return "\n".join(parts)
 
 
-def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, StepEvidence]:
+def evidence_steps(trial: Trial, instruction: str | None = None,
+                   flow: TrialFlow | None = None) -> dict[int, StepEvidence]:
     """Full evidence text by step number (1-based), for the quote check; each step knows
     the agent's tool-call strings so far (for :mod:`agentcredit.evidence.authored`), what
     the agent was given (the ``instruction``, the trial's own and its first user message;
-    later user messages are tool results in some harnesses' logs) and whether its commands
-    print only what the agent typed (:func:`agentcredit.evidence.provenance.self_contained`).
+    later user messages are tool results in some harnesses' logs) and whether the agent
+    controls what it printed (:func:`agentcredit.evidence.dataflow.trial_flow`, the walk
+    over the whole trial; ``flow`` when the caller has it).
     """
     commands = [tuple(s for call in step.tool_calls for s in strings_in(call.arguments))
                 for step in trial.steps]
@@ -142,30 +145,16 @@ def evidence_steps(trial: Trial, instruction: str | None = None) -> dict[int, St
                      if step.source == "agent" for s in strings)
     first = next((s.message for s in trial.steps if s.source == "user"), "")
     given = normalize_text("\n".join([instruction or "", trial.instruction or "", first]))
+    flow = flow or trial_flow([step_calls(step) for step in trial.steps])
     found: dict[int, StepEvidence] = {}
     written = 0
     for step, strings in zip(trial.steps, commands, strict=True):
         written += len(strings) if step.source == "agent" else 0
+        control = flow.steps.get(step.index + 1)
         found[step.index + 1] = StepEvidence(
             step.index + 1, action_text(step), output_text(step), step.message, strings,
-            literals, written, given, _self_made(step))
+            literals, written, given, bool(control and control.controlled and step.tool_calls))
     return found
-
-
-_SHELL_KEYS = ("command", "cmd", "keystrokes", "script", "code", "input")
-
-
-def _self_made(step: Step) -> bool:
-    """Whether every tool call of an agent step is a shell command that prints only what
-    the agent typed in it (``echo``, ``printf``, ``python3 -c`` code that reads nothing)."""
-    if step.source != "agent" or not step.tool_calls:
-        return False
-    for call in step.tool_calls:
-        command = next((call.arguments[k] for k in _SHELL_KEYS
-                        if isinstance(call.arguments.get(k), str)), None)
-        if command is None or not self_contained(command):
-            return False
-    return True
 
 
 def _commands_of(action: str) -> tuple[str, ...]:

@@ -31,10 +31,11 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from agentcredit.markdown import code_blocks, inline_code
 from agentcredit.schema import Trial
+from agentcredit.shell import bash_parser, unquoted
 from agentcredit.text import STOP
 
 ToolKind = Literal["call", "command", "package", "module", "function"]
@@ -360,15 +361,6 @@ def shell_tools(shell: str) -> list[tuple[str, ToolKind]]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _bash() -> Any:
-    """The tree-sitter parser of the bash grammar (built once)."""
-    import tree_sitter_bash
-    from tree_sitter import Language, Parser
-
-    return Parser(Language(tree_sitter_bash.language()))
-
-
 def command_words(shell: str) -> list[list[str]]:
     """The words of every simple command of a shell text, in order, as the bash grammar
     parses it (tree-sitter): the name, then its arguments (quotes taken off); functions,
@@ -380,21 +372,16 @@ def command_words(shell: str) -> list[list[str]]:
     """
     source = shell.encode("utf-8", "surrogatepass")
     found: list[list[str]] = []
-    stack = [_bash().parse(source).root_node]
+    stack = [bash_parser().parse(source).root_node]
     while stack:
         node = stack.pop()
         if node.type == "command":
             name = node.child_by_field_name("name")
             if name is not None:
-                found.append([_word(name), *(_word(a) for a in
+                found.append([unquoted(name), *(unquoted(a) for a in
                                              node.children_by_field_name("argument"))])
         stack.extend(reversed(node.children))
     return found
-
-
-def _word(node: Any) -> str:
-    text = str(node.text.decode("utf-8", "replace"))
-    return text[1:-1] if node.type in ("string", "raw_string") and len(text) >= 2 else text
 
 
 def _packages(words: list[str]) -> list[str]:

@@ -1,0 +1,193 @@
+"""What a Python program the agent wrote prints, from the flow of values through it.
+
+A value is ``literal`` (a constant printed as written), ``pure`` (computed from constants
+only: ``len()`` of its own list, arithmetic, an f-string of its own numbers, a decoder run
+on its own string) or ``real`` (it depends on something outside the program: a file, a
+process, the network, the environment, the clock, an argument, a name the program never
+bound). Printing is ``print``, ``sys.stdout.write``, ``logging``/``logger`` calls and
+``json.dump`` to stdout. Pure; code that does not parse is None (the caller decides).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from typing import Literal
+
+Taint = Literal["none", "literal", "pure", "real", "rewritten"]
+
+_BUILTINS = frozenset(dir(builtins)) - {"open", "input", "exec", "eval", "compile",
+                                        "__import__", "globals", "locals", "vars", "id",
+                                        "hash", "breakpoint", "memoryview"}
+# Modules whose functions compute from their arguments alone.
+_PURE_MODULES = frozenset({"math", "string", "itertools", "functools", "decimal", "fractions",
+                           "statistics", "operator", "textwrap", "json", "re", "codecs",
+                           "base64", "binascii", "zlib", "collections", "dataclasses",
+                           "typing", "enum", "copy", "heapq", "bisect", "unicodedata",
+                           "html", "struct", "pprint", "array", "numbers", "logging",
+                           "sys", "__future__"})
+_PRINTERS = frozenset({"print", "write", "info", "debug", "warning", "warn", "error",
+                       "critical", "exception", "log", "dump", "pprint", "echo", "success"})
+_REAL_ATTRIBUTES = frozenset({"stdin", "argv", "environ", "path", "load", "loads_file",
+                              "read", "readline", "readlines", "read_text", "read_bytes",
+                              "listdir", "walk", "glob", "iterdir", "getenv", "time",
+                              "now", "today", "random", "urandom", "system", "popen",
+                              "run", "check_output", "Popen", "get", "post", "urlopen",
+                              "connect", "execute", "fetchall", "fetchone", "read_csv",
+                              "read_json", "read_excel", "load_workbook", "scandir"})
+
+
+def _join(*taints: Taint) -> Taint:
+    found = set(taints) - {"none"}
+    for taint in ("rewritten", "real", "pure", "literal"):
+        if taint in found:
+            return taint  # type: ignore[return-value]
+    return "none"
+
+
+class _Flow:
+    def __init__(self, tree: ast.Module) -> None:
+        self.names: dict[str, Taint] = {}
+        self.modules: dict[str, str] = {}
+        self.params: dict[str, Taint] = {}
+        self.printed: set[Taint] = set()
+        self.tree = tree
+
+    def run(self) -> set[Taint]:
+        for _ in range(3):  # to a fixed point: a name bound later, used in a loop earlier
+            self.printed = set()
+            self._calls()
+            for node in ast.walk(self.tree):
+                self.visit(node)
+        return self.printed
+
+    def _calls(self) -> None:
+        """Each function's parameters take the values it is called with (real when it is
+        never called here: a callback, an entry point)."""
+        found: dict[str, list[Taint]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                args = [self.value(a) for a in node.args] + \
+                       [self.value(k.value) for k in node.keywords]
+                found.setdefault(node.func.id, []).append(_join("literal", *args))
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+                calls = found.get(getattr(node, "name", ""), [])
+                taint = _join(*calls) if calls else "real"
+                for arg in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs,
+                            *filter(None, [node.args.vararg, node.args.kwarg])]:
+                    self.names[arg.arg] = taint
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            module = getattr(node, "module", None)
+            for alias in node.names:
+                root = (module or alias.name).split(".")[0]
+                self.modules[alias.asname or alias.name.split(".")[0]] = root
+                if module is not None:
+                    self.names[alias.asname or alias.name] = \
+                        "literal" if root in _PURE_MODULES else "real"
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            value = getattr(node, "value", None)
+            taint = self.value(value) if value is not None else "literal"
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        old = self.names.get(name.id, "none")
+                        self.names[name.id] = _join(old, taint) if isinstance(
+                            node, ast.AugAssign) else _join(taint, self._kept(name.id, old))
+        elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
+            taint = self.value(node.iter)
+            for name in ast.walk(node.target):
+                if isinstance(name, ast.Name):
+                    self.names[name.id] = _join(taint, self.names.get(name.id, "none"))
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    for name in ast.walk(item.optional_vars):
+                        if isinstance(name, ast.Name):
+                            self.names[name.id] = self.value(item.context_expr)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and not self._prints(node):
+            owner = node.func.value.id  # rows.append(x): what rows holds now includes x
+            if owner in self.names:
+                self.names[owner] = _join(self.names[owner], *(
+                    self.value(a) for a in [*node.args, *(k.value for k in node.keywords)]))
+        elif isinstance(node, ast.Call) and self._prints(node):
+            args = [a for a in node.args if not (isinstance(node.func, ast.Attribute)
+                                                 and node.func.attr == "dump" and a is
+                                                 node.args[-1] and len(node.args) > 1)]
+            self.printed.add(_join("literal", *(self.value(a) for a in args)))
+
+    def _kept(self, name: str, old: Taint) -> Taint:
+        """A name bound twice keeps the worse of its values (any order of execution)."""
+        return old if old in ("real", "rewritten") else "none"
+
+    def _prints(self, node: ast.Call) -> bool:
+        func = node.func
+        if isinstance(func, ast.Name):
+            return func.id in ("print", "pprint")
+        if isinstance(func, ast.Attribute) and func.attr in _PRINTERS:
+            base = ast.unparse(func.value)
+            return func.attr != "write" or base in ("sys.stdout", "sys.stderr") or \
+                base.endswith(("logger", "logging", "log", "console")) or \
+                (func.attr in ("dump",) and "stdout" in ast.unparse(node))
+        return False
+
+    def value(self, node: ast.AST | None) -> Taint:
+        """The taint of an expression's value."""
+        if node is None:
+            return "none"
+        if isinstance(node, ast.Constant):
+            return "literal"
+        if isinstance(node, ast.Name):
+            if node.id in self.names:
+                taint = self.names[node.id]
+                return "pure" if taint == "literal" else taint
+            if node.id in self.modules:
+                return "literal" if self.modules[node.id] in _PURE_MODULES else "real"
+            return "pure" if node.id in _BUILTINS else "real"
+        if isinstance(node, ast.Attribute):
+            if node.attr in _REAL_ATTRIBUTES:
+                return "real"
+            return self.value(node.value)
+        if isinstance(node, ast.Call):
+            parts = [self.value(node.func), *(self.value(a) for a in node.args),
+                     *(self.value(k.value) for k in node.keywords)]
+            taint = _join(*parts)
+            return "pure" if taint == "literal" else taint
+        if isinstance(node, ast.Lambda):
+            return "pure"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and any(
+                isinstance(side, ast.Constant) and isinstance(side.value, str)
+                for side in (node.left, node.right)):
+            return _join("literal", self.value(node.left), self.value(node.right)).replace(
+                "pure", "literal")  # type: ignore[return-value]  # "=" * 60: a rule line
+        children = [self.value(c) for c in ast.iter_child_nodes(node)
+                    if isinstance(c, ast.expr)]
+        taint = _join("literal", *children)
+        if isinstance(node, ast.JoinedStr | ast.List | ast.Tuple | ast.Dict | ast.Set) and \
+                taint == "literal":
+            return "pure" if isinstance(node, ast.JoinedStr) and node.values and any(
+                isinstance(v, ast.FormattedValue) for v in node.values) else "literal"
+        return "pure" if taint == "literal" else taint
+
+
+def python_prints(code: str) -> set[Taint] | None:
+    """The taints of what a Python program prints (None: it does not parse).
+
+    >>> python_prints("rows = [1, 2, 3]\\nprint(len(rows), 'passed')")
+    {'pure'}
+    >>> python_prints("import csv\\nrows = list(csv.reader(open('d.csv')))\\nprint(len(rows))")
+    {'real'}
+    >>> python_prints("print('5 passed')"), python_prints("print(f'{n} passed')")
+    ({'literal'}, {'real'})
+    >>> python_prints("import codecs\\nprint(codecs.decode('5 cnffrq', 'rot13'))")
+    {'pure'}
+    """
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    return _Flow(tree).run()

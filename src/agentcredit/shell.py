@@ -1,0 +1,27 @@
+"""The bash grammar, parsed once (tree-sitter): what every reader of the agent's shell
+commands walks (tool names a skill may mention, what a trial's commands print)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+
+@functools.lru_cache(maxsize=1)
+def bash_parser() -> Any:
+    """The tree-sitter parser of the bash grammar (built once)."""
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+def node_text(node: Any) -> str:
+    """The source text of a parse node."""
+    return str(node.text.decode("utf-8", "replace"))
+
+
+def unquoted(node: Any) -> str:
+    """A word's text with its outer quotes taken off."""
+    text = node_text(node)
+    return text[1:-1] if node.type in ("string", "raw_string") and len(text) >= 2 else text
