@@ -13,6 +13,11 @@ line that, digits aside, the log shows in 3 or more steps: gemini-cli's ``Exit C
 ``Directory: (root)``, mini-swe-agent's ``<returncode>0</returncode>``), which proves nothing
 about one step by design, and content lines (what a tool showed of the world), whose change
 is the cost of the rules.
+A demoted line is counted as the agent's own text when, as a whole line or a whole quoted
+string, it is something the agent typed (a line of a file it wrote, a string its program
+prints, its commit message behind ``git log``'s hash); the rest are *genuine tool output
+demoted* (target <= 0.2% of content lines), printed in full for a person to read. A ``no``
+may still cite every one of them (admissions against interest: ``evidence/quotes.py``).
 ``python benchmarks/authored_changes.py [--show N]``
 """
 
@@ -23,9 +28,11 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from agentcredit.evidence.authored import literal_index
 from agentcredit.evidence.quotes import evidence_kind
 from agentcredit.evidence.view import evidence_steps
 from agentcredit.formats import load
+from agentcredit.text import normalize_text
 
 _DIGITS = re.compile(r"\d+")
 # Kinds that take a content line (what a tool showed of the world) away from output.
@@ -40,7 +47,8 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=40)
     args = parser.parse_args()
     kinds: Counter[str] = Counter()
-    changes: list[tuple[str, int, str, str]] = []
+    changes: list[tuple[str, str, int, str, str]] = []
+    untyped: list[tuple[str, int, str, str]] = []
     trials = 0
     for root in ROOTS:
         if not (CORPUS / root).exists():
@@ -58,6 +66,8 @@ def main() -> None:
                     if kind == "unspecific" and repeated[_DIGITS.sub("N", line)] >= 3:
                         kind = "unspecific status line"
                     kinds[kind] += 1
+                    if kind == "authored" and not _typed(line, step):
+                        untyped.append((trial.id, number, line, step.action[:300]))
                     if kind in CONTENT or kind == "harness":
                         changes.append((kind, trial.id, number, line[:90], step.action[:90]))
     status = kinds["unspecific status line"] + kinds["harness"]
@@ -72,6 +82,11 @@ def main() -> None:
     print(f"content lines changed ({', '.join(CONTENT)}): {changed} of {content} = "
           f"{changed / max(content, 1):.2%} (target <= 2%); with the status lines: "
           f"{changed + status} of {was_output} = {(changed + status) / max(was_output, 1):.2%}")
+    print(f"genuine tool output demoted (authored, not a whole line or quoted string the "
+          f"agent typed): {len(untyped)} of {content} = {len(untyped) / max(content, 1):.2%} "
+          "(target <= 0.2%)")
+    for trial_id, number, line, action in untyped:
+        print(f"  {trial_id} step {number}: {line!r}\n      action: {action!r}")
     harness = Counter(_DIGITS.sub("N", c[3]) for c in changes if c[0] == "harness")
     print(f"\nharness status lines by shape ({len(harness)} shapes, most common first):")
     for shape, count in harness.most_common(args.show):
@@ -81,6 +96,19 @@ def main() -> None:
         print(f"\n{kind} ({len(shown)} shown):")
         for _, trial_id, number, line, action in shown:
             print(f"  {trial_id} step {number}: {line!r}\n      action: {action!r}")
+
+
+def _typed(line: str, step: object) -> bool:
+    """Whether the line, or what follows a reader's prefix on it, is a whole line or quoted
+    string of the agent's strings written by then."""
+    index = literal_index(tuple(step.literals))  # type: ignore[attr-defined]
+    index._whole_line("", 0)  # builds the table of whole lines
+    text = normalize_text(line)
+    lines = index.lines or {}
+    if lines.get(text, step.literal_end) < step.literal_end:  # type: ignore[attr-defined]
+        return True
+    parts = text.split(" ", 1)
+    return len(parts) == 2 and lines.get(parts[1], 1 << 30) < step.literal_end  # type: ignore
 
 
 if __name__ == "__main__":

@@ -27,13 +27,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agentcredit.text import IDENT, normalize_text
+from agentcredit.text import normalize_text
 
 MIN_TEMPLATE_CHARS = 4
 """Letters or digits a template's fixed parts must cover of a line (less is chance)."""
 MAX_COMMAND_CHARS = 300
 """A string this short is a command line: all of its words count as typed values."""
 MIN_CHUNK_CHARS = 3
+MIN_INSIDE_CHARS = 12
+"""Letters or digits a line must hold to be matched inside a longer string the agent typed
+(a shorter one, ``"type": "line"`` or ``42``, must be one of its lines or quoted strings:
+a short line of a real file is found inside some code by chance)."""
+MIN_PREFIXED_CHARS = 8
+"""Letters or digits a line must keep, once a reader's prefix is taken off, to be matched
+as a whole line the agent typed."""
 """A fixed part shorter than this (in letters or digits) is not matched on its own."""
 
 _FORMAT_FIELD = re.compile(
@@ -41,6 +48,16 @@ _FORMAT_FIELD = re.compile(
     r"\\[ntr]|`[^`\n]*`")
 _QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
+_TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W_]+")
+# What a reader puts before a line it shows back (the line's own text follows): grep -n's
+# "12:" (with a file name), uniq -c's count, awk's NR, git log --oneline's hash, a logging
+# timestamp and level.
+_READER_PREFIX = re.compile(
+    r"^(?:[\w./-]+:)?\d+[:-]\s?|^\s+\d+\s+|^\d+\t|^[0-9a-f]{7,40}\s+|"
+    r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?\]?"
+    r"(?:\s*[-|:]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTICE)\]?)?"
+    r"(?:\s*[-|:]?\s*[\w.]+\s*[-|:])?\s*|"
+    r"^\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTICE)\]?[:\s]+(?:[\w.]+:)?\s*")
 # A character written as an escape: \x41, \101 (octal), \u0041 (printf, echo -e, Python).
 _ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4}))")
 MARK = "[agent-authored] "
@@ -55,6 +72,7 @@ class _Literal:
     texts: tuple[str, ...]
     templates: tuple[tuple[str, ...], ...]
     typed: frozenset[str]
+    quoted: tuple[str, ...] = ()  # its lines and quoted strings, normalized
 
 
 def _decoded(literal: str) -> str:
@@ -84,11 +102,17 @@ def _prepared(literal: str) -> _Literal:
     for variant in variants:
         # a format field's value is a number the agent typed, or any word of a command line
         # (the arguments of printf); a long string (a file's content) lends only its numbers
-        typed |= set(IDENT.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
+        typed |= set(_TOKEN.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
         typed |= set(_NUMBER.findall(variant))
-        templates += [tuple(_chunks(t)) for t in _templates(variant)[1:] or [variant]]
+        # a quoted string is a template when it has a format field, or is long enough not
+        # to be found in a line by chance (a short one, "nodes", must be a whole line)
+        templates += [tuple(_chunks(t)) for t in _templates(variant)[1:] or [variant]
+                      if _FORMAT_FIELD.search(t) or _alnum(t) >= MIN_INSIDE_CHARS]
+    quoted = {normalize_text(part) for variant in variants for template in _templates(variant)
+              for part in template.split("\n")}
+    quoted.discard("")
     return _Literal(tuple(dict.fromkeys(normalize_text(v) for v in variants)),
-                    tuple(templates), frozenset(typed))
+                    tuple(templates), frozenset(typed), tuple(quoted))
 
 
 def _alnum(text: str) -> int:
@@ -121,10 +145,10 @@ def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bo
                 rest = rest.replace(chunk, " ")
         if covered < needed:
             continue
-        words = literal.typed | {w for chunk in chunks for w in IDENT.findall(chunk)}
-        for value in sorted(words, key=len, reverse=True):
-            rest = rest.replace(value, " ")  # a format field's value: typed by the agent
-        if _alnum(rest) == 0:
+        words = literal.typed | {w for chunk in chunks for w in _TOKEN.findall(chunk)}
+        # what is left is a format field's value: each token typed whole by the agent
+        # (never digits found inside a longer number)
+        if all(token in words for token in _TOKEN.findall(rest)):
             return True
     return False
 
@@ -194,6 +218,7 @@ class LiteralIndex:
         chunks = sorted(self.chunk_owners, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, chunks))) if chunks else None
         self.memo: dict[tuple[str, int], bool] = {}
+        self.lines: dict[str, int] | None = None  # whole typed lines (built when first asked)
 
     def authored(self, line: str, end: int) -> bool:
         """Whether the normalized ``line`` is reachable from the first ``end`` strings."""
@@ -209,14 +234,56 @@ class LiteralIndex:
         alnum = _alnum(line)
         if alnum == 0 or end <= 0:
             return False
-        at = self.joined.find(line)
-        if at >= 0 and self.owner[bisect.bisect_right(self.starts, at) - 1] < end:
+        if self._whole_line(line, end) or self._found(line, end, alnum >= MIN_INSIDE_CHARS):
             return True
+        rest = line
+        for _ in range(3):  # a reader's prefix before the agent's own line
+            match = _READER_PREFIX.match(rest)
+            if match is None or match.end() == 0:
+                break
+            rest = rest[match.end():].strip()
+            if _alnum(rest) >= MIN_PREFIXED_CHARS and self._whole_line(rest, end):
+                return True
         if self.pattern is None:
             return False
         candidates = sorted({i for match in self.pattern.finditer(line)
                              for i in self.chunk_owners[match.group()] if i < end})
         return any(_from_template(line, self.prepared[i], alnum) for i in candidates)
+
+
+    def _found(self, line: str, end: int, anywhere: bool) -> bool:
+        """Whether the line occurs in one of the first ``end`` strings with whole tokens at
+        its edges (``42`` is not found in ``x421``); unless ``anywhere``, only in a string
+        as short as a command line."""
+        at = self.joined.find(line)
+        tries = 0
+        while at >= 0 and tries < 64:
+            tries += 1
+            text = bisect.bisect_right(self.starts, at) - 1
+            if self.owner[text] >= end:
+                return False  # the strings are in order: later ones were not written yet
+            stop = self.starts[text + 1] - 1 if text + 1 < len(self.starts) else len(
+                self.joined)
+            if not anywhere and stop - self.starts[text] > MAX_COMMAND_CHARS:
+                at = self.joined.find(line, at + 1)
+                continue
+            after = at + len(line)
+            if not (line[0].isalnum() and at > 0 and self.joined[at - 1].isalnum()) and not (
+                    line[-1].isalnum() and after < len(self.joined)
+                    and self.joined[after].isalnum()):
+                return True
+            at = self.joined.find(line, at + 1)
+        return False
+
+    def _whole_line(self, text: str, end: int) -> bool:
+        """Whether ``text`` is a whole line, or a whole quoted string, the agent typed."""
+        if self.lines is None:
+            self.lines = {}
+            for index, literal in enumerate(self.prepared):
+                for template in literal.quoted:
+                    self.lines.setdefault(template, index)
+        first = self.lines.get(text)
+        return first is not None and first < end
 
 
 @lru_cache(maxsize=32)
