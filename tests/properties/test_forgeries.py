@@ -50,7 +50,7 @@ def _earns(calls: tuple[Call, ...], quote: str) -> tuple[str | None, bool, bool]
     return judged.evidence[0].kind, judged.label == "yes", verdict.satisfied
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_every_drawn_forgery_is_refused_and_its_control_accepted(data: st.DataObject) -> None:
     drawn = families(SENTENCE, 3)

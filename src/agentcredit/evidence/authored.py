@@ -53,11 +53,14 @@ _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W_]+")
 # "12:" (with a file name), uniq -c's count, awk's NR, git log --oneline's hash, a logging
 # timestamp and level.
 _READER_PREFIX = re.compile(
-    r"^(?:[\w./-]+:)?\d+[:-]\s?|^\s+\d+\s+|^\d+\t|^[0-9a-f]{7,40}\s+|"
-    r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?\]?"
-    r"(?:\s*[-|:]?\s*\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTICE)\]?)?"
-    r"(?:\s*[-|:]?\s*[\w.]+\s*[-|:])?\s*|"
-    r"^\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTICE)\]?[:\s]+(?:[\w.]+:)?\s*")
+    r"^\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*|"
+    r"^\[?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTICE)\]?(?::[\w.]+:|[:\s]+)\s*|"
+    r"^[0-9a-f]{7,40}\s+|^[-|:>]\s*")
+# A line number or count before a line (grep -n, uniq -c, nl, cat -n, awk's NR): taken off
+# only in a step that runs such a reader (a program's "17 records" is its own number).
+_NUMBER_PREFIX = re.compile(r"^(?:[\w./-]+:)?\d+[:-]\s?|^\d+\s+")
+NUMBERING = re.compile(r"\b(?:grep|rg|egrep)\b[^|;&\n]*\s-\w*n|\buniq\s+-\w*c|\bnl\b|"
+                       r"\bcat\s+-\w*n|\bawk\b[^|;&\n]*\bNR\b|\bsort\b[^|]*\|\s*uniq")
 # A character written as an escape: \x41, \101 (octal), \u0041 (printf, echo -e, Python).
 _ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|([0-7]{3})|u([0-9a-fA-F]{4}))")
 MARK = "[agent-authored] "
@@ -217,28 +220,30 @@ class LiteralIndex:
                 self.chunk_owners.setdefault(chunk, []).append(index)
         chunks = sorted(self.chunk_owners, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, chunks))) if chunks else None
-        self.memo: dict[tuple[str, int], bool] = {}
+        self.memo: dict[tuple[str, int, bool], bool] = {}
         self.lines: dict[str, int] | None = None  # whole typed lines (built when first asked)
 
-    def authored(self, line: str, end: int) -> bool:
-        """Whether the normalized ``line`` is reachable from the first ``end`` strings."""
-        found = self.memo.get((line, end))
+    def authored(self, line: str, end: int, numbered: bool = False) -> bool:
+        """Whether the normalized ``line`` is reachable from the first ``end`` strings
+        (``numbered``: the step runs a reader that numbers or counts lines)."""
+        found = self.memo.get((line, end, numbered))
         if found is None:
-            found = self._authored(line, end)
+            found = self._authored(line, end, numbered)
             if len(self.memo) >= MEMO_SIZE:  # an index outlives its trial (it is shared by
                 self.memo.clear()            # trials that typed the same): bound what it keeps
-            self.memo[(line, end)] = found
+            self.memo[(line, end, numbered)] = found
         return found
 
-    def _authored(self, line: str, end: int) -> bool:
+    def _authored(self, line: str, end: int, numbered: bool) -> bool:
         alnum = _alnum(line)
         if alnum == 0 or end <= 0:
             return False
         if self._whole_line(line, end) or self._found(line, end, alnum >= MIN_INSIDE_CHARS):
             return True
         rest = line
-        for _ in range(3):  # a reader's prefix before the agent's own line
-            match = _READER_PREFIX.match(rest)
+        for _ in range(5):  # a reader's prefix before the agent's own line
+            match = _READER_PREFIX.match(rest) or (_NUMBER_PREFIX.match(rest) if numbered
+                                                   else None)
             if match is None or match.end() == 0:
                 break
             rest = rest[match.end():].strip()

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentcredit.evidence.provenance import without_strings
-from agentcredit.evidence.pyflow import python_prints
+from agentcredit.evidence.pyflow import python_flow
 from agentcredit.shell import bash_parser, node_text, unquoted
 
 Taint = Literal["none", "literal", "pure", "real", "rewritten"]
@@ -297,7 +297,7 @@ class _Walk:
             self.heredoc = None
         taint = _join(*printed)
         for target in to_file:
-            self.wrote(target, taint, _literal_output(body) if taint == "literal" else None,
+            self.wrote(target, taint, _literal_output(node) if taint == "literal" else None,
                        "wrote")
         return set() if (to_file or silenced) else printed
 
@@ -508,10 +508,14 @@ class _Walk:
             found = self.file("Makefile") or self.file("makefile")
             if found is None or found.content is None:
                 return None
-            recipes = [re.sub(r"\$\((?!shell|wildcard|file)[^()]*\)", "x", line.lstrip("\t@-"))
-                       for line in found.content.splitlines() if line.startswith("\t")]
-            if any("$(shell" in r or "$(wildcard" in r for r in recipes):
+            recipes = [line.lstrip("\t@-") for line in found.content.splitlines()
+                       if line.startswith("\t")]
+            if any(re.search(r"\$\((?:shell|wildcard|file|realpath|abspath)\b", r)
+                   for r in recipes):
                 return "real"
+            for _ in range(4):  # make's own expansions, innermost first: computed by make
+                recipes = [re.sub(r"\$[({][^(){}]*[)}]", "MAKEVALUE", r) for r in recipes]
+            recipes = [r.replace("MAKEVALUE", "$((1))") for r in recipes]
             return _join(*(t for r in recipes for t in self.shell(r.replace("$$", "$")))) \
                 or "none"
         found = self.file("package.json")
@@ -531,8 +535,11 @@ class _Walk:
         nothing that reaches outside it."""
         if not code.strip():
             return "none"
-        printed = python_prints(code) if python else None
-        if printed is not None:
+        flow = python_flow(code) if python else None
+        if flow is not None:
+            printed, written = flow
+            for path, wrote in written.items():
+                self.wrote(path, wrote, None, "wrote")
             taint = _join(*printed)
             if stdin in ("real", "rewritten") and taint == "real" and "stdin" in code:
                 return "rewritten"
@@ -560,6 +567,8 @@ class _Walk:
         if kind in ("simple_expansion", "expansion"):
             name = next((node_text(c) for c in node.children
                          if c.type in ("variable_name", "special_variable_name")), "")
+            if name[:1].isdigit() and kind == "simple_expansion":
+                name = name[0]  # bash reads "$2s" as $2 then "s"
             if name in _POSITIONAL and positional != "none":
                 value = positional
             elif name in _SPECIAL_REAL or name not in self.scope.variables:
@@ -677,14 +686,13 @@ def _quote(word: str) -> str:
         "'", "'\\''") + "'"
 
 
-def _literal_output(body: Any) -> str | None:
+def _literal_output(statement: Any) -> str | None:
     """The text an ``echo``/``printf``/``cat <<EOF`` statement writes, when typed."""
-    if body is None:
-        return None
-    for child in _walk(body):
+    for child in _walk(statement):
         if child.type == "heredoc_body":
             return node_text(child)
-    if body.type == "command":
+    body = statement.child_by_field_name("body")
+    if body is not None and body.type == "command":
         args = body.children_by_field_name("argument")
         return " ".join(unquoted(a) for a in args if not unquoted(a).startswith("-"))
     return None

@@ -51,6 +51,8 @@ class _Flow:
         self.modules: dict[str, str] = {}
         self.params: dict[str, Taint] = {}
         self.printed: set[Taint] = set()
+        self.written: dict[str, Taint] = {}  # file path -> what the program wrote there
+        self.handles: dict[str, str] = {}  # with open(path, "w") as name
         self.tree = tree
 
     def run(self) -> set[Taint]:
@@ -104,10 +106,15 @@ class _Flow:
                     self.names[name.id] = _join(taint, self.names.get(name.id, "none"))
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
+                path = _opened_for_writing(item.context_expr)
+                if path is not None and isinstance(item.optional_vars, ast.Name):
+                    self.handles[item.optional_vars.id] = path
                 if item.optional_vars is not None:
                     for name in ast.walk(item.optional_vars):
                         if isinstance(name, ast.Name):
                             self.names[name.id] = self.value(item.context_expr)
+        elif isinstance(node, ast.Call) and self._writes(node):
+            pass
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name) and not self._prints(node):
             owner = node.func.value.id  # rows.append(x): what rows holds now includes x
@@ -119,6 +126,30 @@ class _Flow:
                                                  and node.func.attr == "dump" and a is
                                                  node.args[-1] and len(node.args) > 1)]
             self.printed.add(_join("literal", *(self.value(a) for a in args)))
+
+    def _writes(self, node: ast.Call) -> bool:
+        """``json.dump(x, f)``, ``f.write(x)``, ``Path(p).write_text(x)`` to a named file:
+        the file holds what ``x`` is (re-serialised: computed from it)."""
+        func = node.func
+        if not isinstance(func, ast.Attribute) or not node.args:
+            return False
+        target: ast.expr | None = None
+        if func.attr in ("dump",) and len(node.args) > 1:
+            target = node.args[1]
+        elif func.attr in ("write", "write_text", "writelines"):
+            target = func.value
+        if target is None:
+            return False
+        path = _opened_for_writing(target)
+        if path is None and isinstance(target, ast.Name):
+            path = self.handles.get(target.id)
+        if path is None:
+            return False
+        taint = self.value(node.args[0])
+        if func.attr == "dump" and taint == "literal":
+            taint = "pure"  # the literal as the library writes it, not as it was typed
+        self.written[path] = _join(self.written.get(path, "none"), taint)
+        return True
 
     def _kept(self, name: str, old: Taint) -> Taint:
         """A name bound twice keeps the worse of its values (any order of execution)."""
@@ -172,6 +203,36 @@ class _Flow:
             return "pure" if isinstance(node, ast.JoinedStr) and node.values and any(
                 isinstance(v, ast.FormattedValue) for v in node.values) else "literal"
         return "pure" if taint == "literal" else taint
+
+
+def _opened_for_writing(node: ast.expr) -> str | None:
+    """The constant path of ``open(path, "w")`` or ``Path(path)`` (None otherwise)."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    name = node.func.id if isinstance(node.func, ast.Name) else \
+        node.func.attr if isinstance(node.func, ast.Attribute) else ""
+    first = node.args[0]
+    if not isinstance(first, ast.Constant) or not isinstance(first.value, str):
+        return None
+    if name == "open":
+        mode = node.args[1] if len(node.args) > 1 else next(
+            (k.value for k in node.keywords if k.arg == "mode"), None)
+        if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and \
+                any(c in mode.value for c in "wax"):
+            return first.value
+        return None
+    return first.value if name in ("Path", "PurePath") else None
+
+
+def python_flow(code: str) -> tuple[set[Taint], dict[str, Taint]] | None:
+    """What a Python program prints, and what it writes to each file it names (None: it
+    does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    flow = _Flow(tree)
+    return flow.run(), flow.written
 
 
 def python_prints(code: str) -> set[Taint] | None:

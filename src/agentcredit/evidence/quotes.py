@@ -212,11 +212,20 @@ def classify(judgment: ItemJudgment, steps: Mapping[int, StepEvidence],
     return judgment.model_copy(update={"evidence": cited})
 
 
+ADMISSIONS: frozenset[str] = frozenset({"authored", "action", "claim", "harness"})
+"""Kinds of citation a ``no`` may rest on besides output: the agent's own text and acts
+showing a requirement unmet are admissions against its interest (a forged step header, a
+repeated instruction or a line that proves nothing are not)."""
+
+
 def require_outputs(judgment: ItemJudgment) -> ItemJudgment:
-    """A Yes or No supported only by actions, claims, authored or unspecific output becomes
-    Abstain (no_output_evidence): GCPC's evidence is what tools displayed of the world, not
-    what the agent did, said, or made a tool print, nor text that proves nothing."""
+    """A Yes supported only by actions, claims, authored or unspecific output becomes
+    Abstain (no_output_evidence): GCPC's evidence of success is what tools displayed of the
+    world, not what the agent did, said, or made a tool print, nor text that proves nothing.
+    A No may also rest on the agent's own lines (:data:`ADMISSIONS`)."""
     if judgment.label == "abstain" or any(c.kind == "output" for c in judgment.evidence):
+        return judgment
+    if judgment.label == "no" and any(c.kind in ADMISSIONS for c in judgment.evidence):
         return judgment
     kinds = sorted({c.kind or "not found" for c in judgment.evidence})
     return judgment.model_copy(update={

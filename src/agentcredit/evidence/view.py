@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from agentcredit.evidence.authored import MARK, literal_index
+from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
 from agentcredit.evidence.dataflow import TrialFlow, step_calls, trial_flow
 from agentcredit.evidence.provenance import LineOrigin, line_origins
 from agentcredit.schema import Step, Trial
@@ -50,8 +50,9 @@ class StepEvidence:
         literals, end = (self.literals, self.literal_end) if self.literals \
             else (commands, len(commands))
         index = literal_index(tuple(literals))
+        numbered = any(NUMBERING.search(command) for command in commands)
         return line_origins(self.output, commands=commands,
-                            authored=lambda line: index.authored(line, end),
+                            authored=lambda line: index.authored(line, end, numbered),
                             given=self.given, self_made=self.self_made)
 
     @cached_property

@@ -26,7 +26,7 @@ from agentcredit.safe_io import confined_to, read_bytes
 from agentcredit.schema import EvidenceState, RubricCriterion, Step
 from agentcredit.text import shorten
 
-VERIFIER_PROMPT_VERSION = "skillrubric-verifier-4"
+VERIFIER_PROMPT_VERSION = "skillrubric-verifier-5"
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 
 STATES_TEXT = (
@@ -35,8 +35,10 @@ STATES_TEXT = (
     "points to it), verified (evidence shown confirms it). A turn's state may use only "
     "evidence shown in that turn or earlier: later evidence never raises an earlier state. "
     "Tool outputs, file contents and images shown are evidence; the agent's own claims are "
-    "not, nor are output lines marked [agent-authored] (text the agent wrote itself and "
-    "had a tool print)."
+    "not, nor are output lines marked [agent-authored] (text the agent wrote itself, "
+    "computed from its own text or passed through something it wrote, and had a tool "
+    "print). A contradicted state may rest on any line showing the criterion unmet, the "
+    "agent's own included (an admission against its interest)."
 )
 
 
