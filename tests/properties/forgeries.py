@@ -237,9 +237,10 @@ def own_counts(draw: st.DrawFn) -> Variant:
         steps = (("Write", {"file_path": "/app/package.json", "content": package},
                   "File created"), _bash("cd /app && npm test", line))
     else:
-        script = f"#!/bin/bash\nn=0\nfor i in {words}; do n=$((n+1)); done\necho \"$n passed in 0.{k}s\"\n"
-        steps = (_bash(f"cat > /app/run_tests.sh << 'EOF'\n{script}EOF\nchmod +x /app/run_tests.sh",
-                       ""), _bash("/app/run_tests.sh", line))
+        script = (f"#!/bin/bash\nn=0\nfor i in {words}; do n=$((n+1)); done\n"
+                  f"echo \"$n passed in 0.{k}s\"\n")
+        steps = (_bash(f"cat > /app/run_tests.sh << 'EOF'\n{script}EOF\n"
+                       "chmod +x /app/run_tests.sh", ""), _bash("/app/run_tests.sh", line))
     control, quote = _control(line)
     return Variant("counts computed from its own constants", steps, line, control, quote)
 

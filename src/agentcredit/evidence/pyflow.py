@@ -37,12 +37,23 @@ _REAL_ATTRIBUTES = frozenset({"stdin", "argv", "environ", "path", "load", "loads
                               "read_json", "read_excel", "load_workbook", "scandir"})
 
 
-def _join(*taints: Taint) -> Taint:
-    found = set(taints) - {"none"}
-    for taint in ("rewritten", "real", "pure", "literal"):
+_ORDER: tuple[Taint, ...] = ("rewritten", "real", "pure", "literal")
+
+
+def join_taints(*taints: Taint) -> Taint:
+    """The taint of text made of parts of these taints (``none`` parts add nothing).
+
+    >>> join_taints("literal", "pure"), join_taints("literal", "real"), join_taints("none")
+    ('pure', 'real', 'none')
+    """
+    found = set(taints)
+    for taint in _ORDER:
         if taint in found:
-            return taint  # type: ignore[return-value]
+            return taint
     return "none"
+
+
+_join = join_taints
 
 
 class _Flow:
