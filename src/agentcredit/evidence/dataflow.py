@@ -523,6 +523,10 @@ class _Walk:
             found = self.project_script(name, operands)
             if found is not None:
                 return found
+        return self.filter(name, words, operands, stdin)
+
+    def filter(self, name: str, words: list[str], operands: list[str], stdin: Taint) -> Taint:
+        """What a program that reads files or its input prints (or where it writes)."""
         files = [self.file(w) for w in operands[1 if name in ("grep", "egrep", "rg", "sed",
                                                                 "awk", "jq", "tr") else 0:]]
         if name in ("tee",):
