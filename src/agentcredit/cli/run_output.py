@@ -80,6 +80,7 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
                      " / ".join(str(v) for v in kinds.values())))
         rows.append(("labels without output evidence (abstain)",
                      str(summary["evidence_kinds"]["no_output_evidence"])))
+    rows += _rigging_rows(summary.get("rigging") or {})
     rows.append(("errors recorded", str(len(store.errors()))))
     resolved = store.resolved_errors()
     if resolved:
@@ -88,6 +89,14 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
     for what, value in rows:
         table.add_row(q(what), q(value))
     console.print(table)
+
+
+def _rigging_rows(rigging: dict[str, Any]) -> list[tuple[str, str]]:
+    """The summary's line on trials whose actions rig the measurement, when there are any."""
+    if not rigging.get("trials_flagged"):
+        return []
+    return [("trials flagged for rigging (see report)", f"{rigging['trials_flagged']}: " +
+             ", ".join(f"{k} {n}" for k, n in rigging["by_kind"].items()))]
 
 
 def print_run(console: Console, result: RunResult) -> None:

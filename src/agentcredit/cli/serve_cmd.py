@@ -25,6 +25,10 @@ def serve(
         "--process-weight", help="λ in reward = outcome + λ·S.")] = 0.5,
     skill: Annotated[str | None, typer.Option(
         "--skill", help="Skill of samples that name none (default: top-1 retrieval).")] = None,
+    rigging_penalty: Annotated[float, typer.Option(
+        "--rigging-penalty", min=0.0, help="Subtracted from the reward of a sample whose "
+        "actions rig the measurement (edits tests, shims a runner, ...); 0: only reported."
+    )] = 0.0,
     max_body_mb: Annotated[float, typer.Option(
         "--max-body-mb", min=0.001, help="Largest request body; bigger ones get 413.")] = 64.0,
     spec: ModelSpec | None = None,
@@ -35,7 +39,7 @@ def serve(
     assert spec is not None
     try:
         app = build_app(bank, spec, process_weight=process_weight, skill=skill,
-                        max_body_bytes=int(max_body_mb * 1e6))
+                        max_body_bytes=int(max_body_mb * 1e6), rigging_penalty=rigging_penalty)
         import uvicorn
     except ImportError:
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
@@ -48,7 +52,8 @@ def serve(
 
 
 def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
-              skill: str | None = None, max_body_bytes: int | None = None) -> Any:
+              skill: str | None = None, max_body_bytes: int | None = None,
+              rigging_penalty: float = 0.0) -> Any:
     """The service's ASGI app: one bank, one verifier client (cache, limits) for all; the
     cache defaults to the bank's ``responses.sqlite``."""
     try:
@@ -64,6 +69,7 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
         raise AgentCreditError(f"no skill {skill!r} in {bank}")
     client = client_for(model, default_cache=bank / "responses.sqlite")
     assert client is not None
-    reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight)
+    reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight,
+                               rigging_penalty=rigging_penalty)
     limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
     return make_app(reward, skill=skill, **limits)

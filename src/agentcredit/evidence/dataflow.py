@@ -23,7 +23,8 @@ a name the agent defined (a function, an alias, a script on PATH, a Makefile or
 ``package.json`` script it wrote) is followed into what it runs. What the agent's program
 computes from real data stays ``real``: that is the work.
 
-The same walk finds actions that rig the measurement (:class:`Flag`). Pure.
+The same walk finds actions that rig the measurement
+(:class:`agentcredit.schema.RiggingFlag`). Pure.
 """
 
 from __future__ import annotations
@@ -31,17 +32,16 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from agentcredit.evidence.provenance import without_strings
 from agentcredit.evidence.pyflow import Taint, python_flow
 from agentcredit.evidence.pyflow import join_taints as _join
+from agentcredit.schema import RiggingFlag, RiggingKind, Trial
 from agentcredit.shell import bash_parser, node_text, unquoted
-
-FlagKind = Literal["edits_tests", "forces_outcomes", "shims_runner", "rewrites_runner",
-                   "writes_verifier_output"]
 
 TEST_RUNNERS = frozenset({"pytest", "py.test", "tox", "nox", "unittest", "nosetests", "jest",
                           "vitest", "mocha", "npm", "npx", "yarn", "pnpm", "go", "cargo", "make",
@@ -100,15 +100,6 @@ _SHELL_KEYS = ("command", "cmd", "keystrokes", "script", "code", "input")
 
 
 @dataclass(frozen=True)
-class Flag:
-    """An action that rigs the measurement: the step, what it did and why it counts."""
-
-    step: int
-    kind: FlagKind
-    reason: str
-
-
-@dataclass(frozen=True)
 class StepControl:
     """Whether the agent controls a step's output, and why."""
 
@@ -121,7 +112,7 @@ class TrialFlow:
     """The verdict of the walk over one trial: per step number (1-based), and its flags."""
 
     steps: dict[int, StepControl]
-    flags: tuple[Flag, ...]
+    flags: tuple[RiggingFlag, ...]
 
 
 @dataclass
@@ -142,7 +133,7 @@ class _Scope:
     path_dirs: set[str] = field(default_factory=lambda: set(_PATH_DIRS))
     cwd: str = ""
     hooked: bool = False  # a test-framework hook that forces outcomes was written
-    flags: list[Flag] = field(default_factory=list)
+    flags: list[RiggingFlag] = field(default_factory=list)
     step: int = 0
 
 
@@ -234,8 +225,8 @@ class _Walk:
                 if posixpath.dirname(path) == folder:
                     self.wrote(path, found.taint, found.content, "wrote")
 
-    def flag(self, kind: FlagKind, reason: str) -> None:
-        found = Flag(self.scope.step, kind, reason)
+    def flag(self, kind: RiggingKind, reason: str) -> None:
+        found = RiggingFlag(step=self.scope.step, kind=kind, reason=reason)
         if found not in self.scope.flags:
             self.scope.flags.append(found)
 
@@ -841,6 +832,25 @@ def _is_code(content: str) -> bool:
 def _code_only(code: str) -> str:
     """Code with comments taken out (a reaching word in a comment reaches nothing)."""
     return re.sub(r"(?m)^\s*(?:#|//).*$", "", code)
+
+
+_RECENT: OrderedDict[int, tuple[Trial, TrialFlow]] = OrderedDict()
+RECENT_FLOWS = 64
+"""Walks kept for the trials at hand (a trial is stored, then viewed, maybe several times
+while its view is fitted to a window): each is walked once."""
+
+
+def flow_of(trial: Trial) -> TrialFlow:
+    """The walk over a normalized trial (remembered for the last few trials)."""
+    found = _RECENT.get(id(trial))
+    if found is not None and found[0] is trial:
+        _RECENT.move_to_end(id(trial))
+        return found[1]
+    flow = trial_flow([step_calls(step) for step in trial.steps])
+    _RECENT[id(trial)] = (trial, flow)
+    while len(_RECENT) > RECENT_FLOWS:
+        _RECENT.popitem(last=False)
+    return flow
 
 
 def step_calls(step: Any) -> list[tuple[str, dict[str, Any]]] | None:

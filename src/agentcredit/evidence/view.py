@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
-from agentcredit.evidence.dataflow import TrialFlow, step_calls, trial_flow
+from agentcredit.evidence.dataflow import TrialFlow, flow_of
 from agentcredit.evidence.provenance import LineOrigin, line_origins
 from agentcredit.schema import Step, Trial
 from agentcredit.text import normalize_lines, normalize_text, shorten
@@ -146,7 +146,7 @@ def evidence_steps(trial: Trial, instruction: str | None = None,
                      if step.source == "agent" for s in strings)
     first = next((s.message for s in trial.steps if s.source == "user"), "")
     given = normalize_text("\n".join([instruction or "", trial.instruction or "", first]))
-    flow = flow or trial_flow([step_calls(step) for step in trial.steps])
+    flow = flow or flow_of(trial)
     found: dict[int, StepEvidence] = {}
     written = 0
     for step, strings in zip(trial.steps, commands, strict=True):

@@ -184,6 +184,10 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         pairs=_pairs(analysis.get("skill_pairs")),
         units=requirement_views(store.path.parent / "checklists" / COVERAGE, checklists),
         trials=trials,
+        rigging=[{"trial": t["trial_id"], "task": t["task_id"] or "-",
+                  "flags": [{"step": f.step, "kind": f.kind, "reason": f.reason}
+                            for f in t["rigging"]]}
+                 for t in store.iter_trials() if t["rigging"]],
         open_errors=[{"trial": t or "-", "stage": st, "message": m}
                      for t, st, m in store.errors()],
         skipped_inputs=store.meta().get("skipped_inputs") or [],

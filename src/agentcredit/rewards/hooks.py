@@ -23,13 +23,22 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from agentcredit.errors import InputError
+from agentcredit.errors import ConfigError, InputError
+from agentcredit.evidence.dataflow import flow_of
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
 from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
-from agentcredit.schema import Origin, RubricCriterion, SkillBank, Step, Trial, TrialVerdict
+from agentcredit.schema import (
+    Origin,
+    RubricCriterion,
+    SkillBank,
+    Step,
+    Trial,
+    TrialVerdict,
+    rigging_text,
+)
 
 T = TypeVar("T")
 _log = logging.getLogger("agentcredit.rewards")
@@ -96,6 +105,9 @@ class SkillRubricReward:
             of the prompt text is not attempted and ``default_skill`` is used).
         verifier: model for the turn verifier (and for semantic answer checks when
             ``semantic`` is true).
+        rigging_penalty: subtracted from the reward of a completion whose actions rig the
+            measurement (:class:`agentcredit.schema.RiggingFlag`; 0: only reported, in the
+            detail's ``rigging``). A flag never raises a reward.
     """
 
     __name__ = "skillrubric"
@@ -103,7 +115,11 @@ class SkillRubricReward:
     def __init__(self, *, answer_column: str = "ground_truth", bank: SkillBank | None = None,
                  skill_column: str = "skill_id", default_skill: str | None = None,
                  verifier: Model | None = None, process_weight: float = 0.5,
-                 tolerance: float = 0.05, semantic: bool = False) -> None:
+                 tolerance: float = 0.05, semantic: bool = False,
+                 rigging_penalty: float = 0.0) -> None:
+        if not rigging_penalty >= 0:
+            raise ConfigError(f"rigging_penalty must be 0 or more, not {rigging_penalty}")
+        self.rigging_penalty = rigging_penalty
         self.answer_column = answer_column
         self.bank = bank
         self.skill_column = skill_column
@@ -159,9 +175,14 @@ class SkillRubricReward:
             outcome = scored.score
             detail.update(outcome=scored.score, answer=scored.answer, reason=scored.reason)
         satisfaction = await self._process(index, prompt, completion, skill_id, detail)
+        flags = flow_of(trial_from_completion(prompt, completion)).flags \
+            if not isinstance(completion, str) else ()
+        if flags:
+            detail["rigging"] = rigging_text(flags)
         if outcome is None and satisfaction is None:
             return None, detail
-        return (outcome or 0.0) + self.process_weight * (satisfaction or 0.0), detail
+        reward = (outcome or 0.0) + self.process_weight * (satisfaction or 0.0)
+        return reward - (self.rigging_penalty if flags else 0.0), detail
 
     async def _process(self, index: int, prompt: Any, completion: Any, skill_id: Any,
                        detail: dict[str, Any]) -> float | None:
@@ -242,7 +263,9 @@ def verl_reward() -> SkillRubricReward:
                          process_weight=float(os.environ.get("AGENTCREDIT_PROCESS_WEIGHT",
                                                              "0.5")),
                          base_url=os.environ.get("AGENTCREDIT_BASE_URL") or None,
-                         cache=os.environ.get("AGENTCREDIT_CACHE") or None)
+                         cache=os.environ.get("AGENTCREDIT_CACHE") or None,
+                         rigging_penalty=float(os.environ.get("AGENTCREDIT_RIGGING_PENALTY",
+                                                              "0")))
 
 
 _SHARED: dict[tuple[Any, ...], SkillRubricReward] = {}
@@ -251,13 +274,13 @@ _SHARED_LOCK = threading.Lock()
 
 def shared_reward(bank: str | Path | None, model: str | None, *, process_weight: float = 0.5,
                   base_url: str | None = None, cache: str | Path | None = None,
-                  ) -> SkillRubricReward:
+                  rigging_penalty: float = 0.0) -> SkillRubricReward:
     """One reward per (bank content, model, settings) in this process: the bank is loaded and
     verified, and the verifier client and its cache opened, the first time only."""
     if not bank or not model:
         return SkillRubricReward()
     loaded = _bank(str(Path(bank).resolve()), _stamp(Path(bank)))
-    key = (loaded.hash, model, process_weight, base_url, str(cache or ""))
+    key = (loaded.hash, model, process_weight, base_url, str(cache or ""), rigging_penalty)
     with _SHARED_LOCK:
         if key not in _SHARED:
             from agentcredit.llm.spec import ModelSpec
@@ -265,7 +288,8 @@ def shared_reward(bank: str | Path | None, model: str | None, *, process_weight:
             client = ModelSpec(model, base_url=base_url,
                                cache=Path(cache) if cache else None).client()
             _SHARED[key] = SkillRubricReward(bank=loaded, verifier=client,
-                                             process_weight=process_weight)
+                                             process_weight=process_weight,
+                                             rigging_penalty=rigging_penalty)
         return _SHARED[key]
 
 

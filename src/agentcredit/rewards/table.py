@@ -22,7 +22,7 @@ from agentcredit.rewards.advantages import (
     compute_advantages,
     row_terms,
 )
-from agentcredit.schema import RubricCriterion, Trial, TrialVerdict
+from agentcredit.schema import RubricCriterion, Trial, TrialVerdict, rigging_text
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
             "outcome": item.outcome, "outcome_advantage": float(result.outcome[i]),
             "combined": float(result.combined[i, t]), "kept": bool(result.kept[i]),
             "model": verdict.model, "prompt_version": verdict.prompt_version,
-            "seed": verdict.seed})
+            "seed": verdict.seed, "rigging": rigging_text(verdict.rigging)})
     return out
 
 

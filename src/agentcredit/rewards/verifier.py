@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.formats.boundary import verifier_output_in
@@ -141,7 +142,8 @@ async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: s
         skill_version=skill.version, skill_hash=skill_hash(skill), turn_steps=tuple(turns),
         summaries=tuple(summaries.get(s, "") for s in turns),
         criteria=tuple(flat[c.id] for c in rubric),
-        model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed)
+        model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed,
+        rigging=flow_of(trial).flags)
 
 
 class _Asker:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
@@ -205,7 +206,7 @@ class _Judging:
         if checklist.hash not in self.checklists_added:
             store.add_checklist(checklist)
             self.checklists_added.add(checklist.hash)
-        store.add_trial(trial, checklist.hash)
+        store.add_trial(trial, checklist.hash, flow_of(trial).flags)
         store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
         fresh = trial.id not in self.done_verifier
         if fresh:

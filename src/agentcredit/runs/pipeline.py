@@ -454,7 +454,10 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
     (``interrupted``: the run stopped before it finished; the summary says so)."""
     rows = run_scores(store)
     path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
-    judgments = ({"trial_id": t, "source": j.source, **j.model_dump(mode="json")}
+    rigging = {t["trial_id"]: [f.model_dump() for f in t["rigging"]]
+               for t in store.iter_trials() if t["rigging"]}
+    judgments = ({"trial_id": t, "source": j.source, **j.model_dump(mode="json"),
+                  **({"rigging": rigging[t]} if t in rigging else {})}
                  for t, j in store.iter_judgments())
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
     summary = aggregate(rows)

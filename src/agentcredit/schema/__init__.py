@@ -9,6 +9,9 @@ from agentcredit.schema.judgment import (
     ItemJudgment,
     JudgeSource,
     Label,
+    RiggingFlag,
+    RiggingKind,
+    rigging_text,
 )
 from agentcredit.schema.records import (
     AgentInfo,
@@ -74,6 +77,8 @@ __all__ = [
     "OutcomeStatus",
     "ParentRef",
     "ReadError",
+    "RiggingFlag",
+    "RiggingKind",
     "Route",
     "RubricCriterion",
     "RulesRef",
@@ -90,4 +95,5 @@ __all__ = [
     "TrialVerdict",
     "TurnState",
     "Waiver",
+    "rigging_text",
 ]

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from agentcredit.schema.base import Record
-from agentcredit.schema.judgment import Citation
+from agentcredit.schema.judgment import Citation, RiggingFlag
 
 EvidenceState = Literal["missing", "contradicted", "hypothesis", "supported", "verified"]
 CriterionStatus = Literal["applicable", "not_applicable", "unverifiable", "failed"]
@@ -55,3 +55,5 @@ class TrialVerdict(Record):
     model: str = Field(description="provider/model of the verifier.")
     prompt_version: str
     seed: int
+    rigging: tuple[RiggingFlag, ...] = Field(default=(), description=(
+        "Actions in the trajectory that rig the measurement (never raise a reward)."))

@@ -119,7 +119,8 @@ class _Service:
                            if satisfied else None, "verified": len(satisfied),
                            "skills": skills,
                            "unscored": [_why(d) if s is None else None
-                                        for (_, d), s in zip(scored, rewards, strict=True)]}})
+                                        for (_, d), s in zip(scored, rewards, strict=True)],
+                           "rigging": [d.get("rigging") or None for _, d in scored]}})
 
     async def turn_rewards(self, request: Request) -> Response:
         try:

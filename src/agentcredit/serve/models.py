@@ -88,7 +88,8 @@ class TurnRewardsRequest(_Model):
 
 class GetRewardResponse(BaseModel):
     """Rewards (``outcome + λ·S``, 0 where nothing applies), scores clipped to [0, 1], and
-    ``extra_logs`` with ``unscored``: per sample, why it earned no process score (or null)."""
+    ``extra_logs`` with ``unscored``: per sample, why it earned no process score (or null),
+    and ``rigging``: per sample, the actions that rig its measurement (or null)."""
 
     rewards: list[float]
     scores: list[float]

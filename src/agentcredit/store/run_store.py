@@ -22,7 +22,14 @@ from typing import Any
 from agentcredit.db import connect_wal
 from agentcredit.errors import open_sqlite_error
 from agentcredit.llm.types import ModelFailure, ModelResponse
-from agentcredit.schema import Checklist, Citation, ItemJudgment, Trial, TrialVerdict
+from agentcredit.schema import (
+    Checklist,
+    Citation,
+    ItemJudgment,
+    RiggingFlag,
+    Trial,
+    TrialVerdict,
+)
 
 STORE_NAME = "run.sqlite"
 
@@ -33,7 +40,7 @@ CREATE TABLE IF NOT EXISTS checklists (
 CREATE TABLE IF NOT EXISTS trials (
     trial_id TEXT PRIMARY KEY, task_id TEXT, outcome TEXT NOT NULL, outcome_reason TEXT,
     condition TEXT, checks TEXT NOT NULL, format TEXT, source_path TEXT, steps INTEGER,
-    checklist_hash TEXT, started_at TEXT, agent TEXT, model TEXT);
+    checklist_hash TEXT, started_at TEXT, agent TEXT, model TEXT, rigging TEXT);
 CREATE TABLE IF NOT EXISTS judgments (
     trial_id TEXT NOT NULL, item_id TEXT NOT NULL, source TEXT NOT NULL, label TEXT NOT NULL,
     reason TEXT, rationale TEXT, evidence TEXT NOT NULL, checklist_hash TEXT NOT NULL,
@@ -83,6 +90,9 @@ class RunStore:
             columns = {row[1] for row in self.db.execute("PRAGMA table_info(errors)")}
             if "resolved_at" not in columns:  # a store written before errors could be resolved
                 self.db.execute("ALTER TABLE errors ADD COLUMN resolved_at REAL")
+            columns = {row[1] for row in self.db.execute("PRAGMA table_info(trials)")}
+            if "rigging" not in columns:  # a store written before trials were flagged
+                self.db.execute("ALTER TABLE trials ADD COLUMN rigging TEXT")
         except sqlite3.DatabaseError as exc:
             raise open_sqlite_error(self.path, exc) from None
 
@@ -117,17 +127,19 @@ class RunStore:
         return {h: Checklist.model_validate_json(b)
                 for h, b in self.db.execute("SELECT hash, body FROM checklists")}
 
-    def add_trial(self, trial: Trial, checklist_hash: str | None) -> None:
+    def add_trial(self, trial: Trial, checklist_hash: str | None,
+                  rigging: tuple[RiggingFlag, ...] = ()) -> None:
+        """Store a trial's row (``rigging``: the actions that rig its measurement)."""
         self.db.execute(
             "INSERT OR REPLACE INTO trials (trial_id, task_id, outcome, outcome_reason, "
             "condition, checks, format, source_path, steps, checklist_hash, started_at, agent, "
-            "model) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "model, rigging) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (trial.id, trial.task_id, trial.outcome, trial.outcome_reason, trial.condition,
              json.dumps(trial.checks), trial.format,
              trial.source_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
              len(trial.steps),
              checklist_hash, trial.started_at, trial.agent.name if trial.agent else None,
-             trial.model))
+             trial.model, json.dumps([f.model_dump() for f in rigging]) if rigging else None))
 
     def trials(self) -> list[dict[str, Any]]:
         return list(self.iter_trials())
@@ -139,6 +151,7 @@ class RunStore:
         for values in cursor:
             row = dict(zip(names, values, strict=True))
             row["checks"] = json.loads(row["checks"])
+            row["rigging"] = tuple(RiggingFlag(**f) for f in json.loads(row["rigging"] or "[]"))
             yield row
 
     def record_input(self, trial_id: str, folder: str, fingerprint: str) -> None:

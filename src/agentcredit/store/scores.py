@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from agentcredit.schema import Checklist, ItemJudgment
+from agentcredit.schema import Checklist, ItemJudgment, rigging_text
 from agentcredit.scoring.fusion import fuse
 from agentcredit.scoring.metrics import mean, score
 from agentcredit.store.run_store import RunStore
@@ -16,7 +16,7 @@ SCORE_COLUMNS = (
     "perfect_with_endpoint", "items", "yes", "no", "abstain", "unverified_evidence",
     "endpoint", "fusion", "judge", "holistic", "condition", "checks_passed", "checks_total",
     "checklist_hash", "rules", "synthesizer", "judge_model", "prompt_version", "seed",
-    "not_judged",
+    "not_judged", "rigging",
 )
 NOT_JUDGED = "not judged"
 """The ``judge`` column of a trial the run's model was asked to judge and did not: its
@@ -53,6 +53,8 @@ class TrialScore:
     prompt_version: str | None
     seed: int | None
     not_judged: str | None = None
+    rigging: str = ""
+    """The actions that rig the trial's measurement, ``kind@step; …`` (never raises a score)."""
 
     def row(self) -> dict[str, Any]:
         return asdict(self)
@@ -134,7 +136,7 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
             checklist_hash=checklist.hash,
             rules=f"{checklist.rules.id}@{checklist.rules.version}",
             synthesizer=checklist.synthesizer, judge_model=model, prompt_version=prompt,
-            seed=seed))
+            seed=seed, rigging=rigging_text(trial.get("rigging", ()))))
     return rows
 
 
@@ -160,7 +162,7 @@ def _unjudged(stored: StoredTrial, reason: str) -> TrialScore:
         checks_total=len(stored.statuses), checklist_hash=checklist.hash,
         rules=f"{checklist.rules.id}@{checklist.rules.version}",
         synthesizer=checklist.synthesizer, judge_model=None, prompt_version=None, seed=None,
-        not_judged=reason)
+        not_judged=reason, rigging=rigging_text(trial.get("rigging", ())))
 
 
 def aggregate(all_rows: list[TrialScore]) -> dict[str, Any]:
@@ -190,4 +192,22 @@ def aggregate(all_rows: list[TrialScore]) -> dict[str, Any]:
         "labels": {k: sum(getattr(r, k) for r in rows) for k in ("yes", "no", "abstain")},
         "unverified_evidence": sum(r.unverified_evidence for r in rows),
         "tasks": per_task,
+        "rigging": rigging_summary(all_rows),
     }
+
+
+def rigging_summary(rows: list[TrialScore]) -> dict[str, Any]:
+    """How many trials carry a rigging flag, by kind, and which.
+
+    >>> row = TrialScore(**{**{c: None for c in SCORE_COLUMNS}, "trial_id": "t1",
+    ...                     "rigging": "shims_runner@3; edits_tests@5"})
+    >>> rigging_summary([row])
+    {'trials_flagged': 1, 'by_kind': {'edits_tests': 1, 'shims_runner': 1}, 'flagged': ['t1']}
+    """
+    flagged = [r for r in rows if r.rigging]
+    kinds: dict[str, int] = {}
+    for row in flagged:
+        for kind in {cell.split("@")[0] for cell in row.rigging.split("; ")}:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return {"trials_flagged": len(flagged), "by_kind": dict(sorted(kinds.items())),
+            "flagged": [r.trial_id for r in flagged]}
