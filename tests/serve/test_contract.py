@@ -56,7 +56,7 @@ def one_reward_per_sample(ctx: Any, response: Any, case: Any) -> bool | None:
     body = response.json()
     if "query" in case.body:
         assert len(body["rewards"]) == len(body["scores"]) == len(case.body["query"])
-        assert all(0.0 <= s <= 1.0 for s in body["scores"])
+        assert all(s is None or 0.0 <= s <= 1.0 for s in body["scores"])
     if "trajectories" in case.body:
         assert len(body["trajectories"]) == len(case.body["trajectories"])
     assert "Traceback" not in response.text

@@ -61,11 +61,12 @@ def test_two_hundred_requests_from_sixteen_clients_are_served_when_nothing_is_de
     assert sorted(i for i, _, _ in served) == list(range(200))
     assert {status for _, status, _ in served} == {200}
     for _, _, body in served:
-        assert body["rewards"] == [1.0, 0.0] and body["scores"] == [1.0, 0.0]
+        assert body["rewards"] == [1.0, None] and body["scores"] == [1.0, None]  # never 0
         assert body["extra_logs"]["verified"] == 0
         assert body["extra_logs"]["satisfaction_mean"] is None
         assert body["extra_logs"]["unscored"][0] is None
-        assert "no rubric criterion applicable" in body["extra_logs"]["unscored"][1]
+        assert body["extra_logs"]["unscored"][1]["code"] == "no_applicable_criterion"
+        assert "no rubric criterion applicable" in body["extra_logs"]["unscored"][1]["reason"]
 
 
 def test_turn_rewards_give_a_null_reward_with_its_reason_when_nothing_is_decided(

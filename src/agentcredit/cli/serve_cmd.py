@@ -29,6 +29,10 @@ def serve(
         "--rigging-penalty", min=0.0, help="Subtracted from the reward of a sample whose "
         "actions rig the measurement (edits tests, shims a runner, ...); 0: only reported."
     )] = 0.0,
+    unscored: Annotated[str, typer.Option(
+        "--unscored", help="What /get_reward sends for a sample it cannot score: null, or "
+        "fallback:<value> (OpenRLHF needs a number); the reason is in extra_logs.unscored."
+    )] = "null",
     max_body_mb: Annotated[float, typer.Option(
         "--max-body-mb", min=0.001, help="Largest request body; bigger ones get 413.")] = 64.0,
     spec: ModelSpec | None = None,
@@ -39,7 +43,8 @@ def serve(
     assert spec is not None
     try:
         app = build_app(bank, spec, process_weight=process_weight, skill=skill,
-                        max_body_bytes=int(max_body_mb * 1e6), rigging_penalty=rigging_penalty)
+                        max_body_bytes=int(max_body_mb * 1e6), rigging_penalty=rigging_penalty,
+                        unscored=unscored)
         import uvicorn
     except ImportError:
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
@@ -53,7 +58,7 @@ def serve(
 
 def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
               skill: str | None = None, max_body_bytes: int | None = None,
-              rigging_penalty: float = 0.0) -> Any:
+              rigging_penalty: float = 0.0, unscored: str = "null") -> Any:
     """The service's ASGI app: one bank, one verifier client (cache, limits) for all; the
     cache defaults to the bank's ``responses.sqlite``."""
     try:
@@ -61,7 +66,7 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
     except ImportError:
         raise PrerequisiteError("starlette", "serve") from None
     from agentcredit.llm.spec import client_for
-    from agentcredit.rewards.hooks import SkillRubricReward
+    from agentcredit.rewards.hooks import SkillRubricReward, UnscoredPolicy
     from agentcredit.skills.bank import load_bank
 
     loaded = load_bank(bank)
@@ -71,5 +76,6 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
     assert client is not None
     reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight,
                                rigging_penalty=rigging_penalty)
+    policy = UnscoredPolicy.parse(unscored)
     limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
-    return make_app(reward, skill=skill, **limits)
+    return make_app(reward, skill=skill, unscored=policy, **limits)

@@ -15,9 +15,11 @@ import asyncio
 import concurrent.futures
 import functools
 import logging
+import math
 import os
 import threading
 from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -152,15 +154,23 @@ class SkillRubricReward:
 
     async def _contained(self, index: int, prompt: Any, completion: Any, truth: Any,
                          skill_id: Any) -> tuple[float | None, dict[str, Any]]:
-        """One sample's reward; a sample that cannot be scored gets None and the reason,
-        never an exception that would cost the trainer the whole batch."""
+        """One sample's reward; a sample that cannot be scored gets None, a stable
+        ``unscored_code`` and a sentence (``unscored``), never an exception that would cost
+        the trainer the whole batch."""
         try:
-            return await self._one(index, prompt, completion, truth, skill_id)
+            reward, detail = await self._one(index, prompt, completion, truth, skill_id)
         except InputError as exc:
-            return None, {"error": f"unreadable completion: {exc.reason}"}
+            reward, detail = None, _unscored("unreadable_completion",
+                                             f"unreadable completion: {exc.reason}")
         except Exception as exc:  # a bug must not cost every reward of the step
             _log.exception("reward of sample %d failed", index)
-            return None, {"error": f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}"}
+            reward, detail = None, _unscored(
+                "reward_error", f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+        if reward is None and "unscored_code" not in detail:
+            detail.update(_unscored(detail.pop("process_code", "nothing_applies"),
+                                    detail.get("process") or "nothing applies: no label to "
+                                    "check the answer against and no rubric score"))
+        return reward, detail
 
     async def _one(self, index: int, prompt: Any, completion: Any, truth: Any,
                    skill_id: Any) -> tuple[float | None, dict[str, Any]]:
@@ -190,19 +200,66 @@ class SkillRubricReward:
             return None
         skill = self.bank.get(str(skill_id or self.default_skill or ""))
         if skill is None or skill.rubric is None:
-            detail["process"] = "no skill with a rubric"
+            detail.update(process="no skill with a rubric", process_code="no_skill")
             return None
         trial = trial_from_completion(prompt, completion, f"completion-{index}")
         verdict = await verify_trial(trial, skill, self.verifier, _text(prompt))
         if not isinstance(verdict, TrialVerdict):
-            detail["process"] = f"verifier: {verdict}"
+            detail.update(process=f"verifier: {verdict}", process_code="verifier_failed")
             return None
         satisfaction = rubric_satisfaction(verdict, skill.rubric)
         detail["satisfaction"] = satisfaction
         if satisfaction is None:
-            detail["process"] = "the verifier found no rubric criterion applicable"
+            detail.update(process="the verifier found no rubric criterion applicable",
+                          process_code="no_applicable_criterion")
         detail["verdict"] = verdict
         return satisfaction
+
+
+UNSCORED_CODES = ("unreadable_completion", "reward_error", "nothing_applies", "no_skill",
+                  "verifier_failed", "no_applicable_criterion")
+"""Why a sample got no reward (``detail["unscored_code"]``): its completion could not be
+read; computing it failed; it has neither a label nor a rubric; no skill with a rubric
+applies; the turn verifier's call failed or is waiting for a batch; the verifier found no
+criterion applicable."""
+
+
+def _unscored(code: str, reason: str) -> dict[str, Any]:
+    return {"unscored_code": code, "unscored": reason}
+
+
+@dataclass(frozen=True)
+class UnscoredPolicy:
+    """What a protocol that cannot carry null sends for a sample that could not be scored:
+    ``null`` (send null; the default), or ``fallback:X`` (send ``X``, a number the trainer
+    chose; the sample's ``unscored`` reason is sent beside it)."""
+
+    fallback: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> UnscoredPolicy:
+        """``null`` or ``fallback:X``.
+
+        >>> UnscoredPolicy.parse("fallback:-1").fallback, UnscoredPolicy.parse("null")
+        (-1.0, UnscoredPolicy(fallback=None))
+        """
+        mode, _, value = text.strip().partition(":")
+        if mode == "null" and not value:
+            return cls()
+        try:
+            number = float(value) if mode == "fallback" else math.nan
+        except ValueError:
+            number = math.nan
+        if not math.isfinite(number):
+            raise ConfigError(f"unscored policy {text!r}: use 'null' or 'fallback:<number>'")
+        return cls(number)
+
+    def apply(self, reward: float | None) -> float | None:
+        """The reward as sent: the fallback in place of None, when one is set."""
+        return self.fallback if reward is None else reward
+
+    def __str__(self) -> str:
+        return "null" if self.fallback is None else f"fallback:{self.fallback:g}"
 
 
 class AsyncSkillRubricReward(SkillRubricReward):
@@ -232,7 +289,10 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
     manager). The process part is added when ``extra_info`` names a ``skill_id`` and
     ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
     (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
-    ``AGENTCREDIT_CACHE``). The bank, the client and its cache are built once per process.
+    ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``). The bank, the client and its
+    cache are built once per process. verl needs a number for every sample: a sample that
+    cannot be scored raises a ConfigError naming it, unless ``AGENTCREDIT_UNSCORED`` is
+    ``fallback:<value>`` (that value is sent, with ``unscored_code`` and ``unscored``).
     """
     [result] = compute_score_batch([data_source], [solution_str], [ground_truth],
                                    [extra_info])
@@ -251,7 +311,16 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
                     ground_truth=list(ground_truths), skill_id=[e.get("skill_id")
                                                                 for e in extras])
     details = reward.last_details or [{} for _ in scores]
-    return [{"score": 0.0 if score is None else float(score), "data_source": source,
+    policy = UnscoredPolicy.parse(os.environ.get("AGENTCREDIT_UNSCORED", "null"))
+    for n, (score, detail) in enumerate(zip(scores, details, strict=True)):
+        if score is None and policy.fallback is None:
+            raise ConfigError(
+                f"sample {n} could not be scored ({detail.get('unscored_code')}: "
+                f"{detail.get('unscored')}) and verl needs a number: set "
+                "AGENTCREDIT_UNSCORED=fallback:<value> to send that value for such samples "
+                "(each result's 'unscored' says why)")
+    return [{"score": float(policy.apply(score)),  # type: ignore[arg-type]
+             "data_source": source,
              **{k: v for k, v in detail.items() if isinstance(v, (int, float, str))}}
             for score, source, detail in zip(scores, data_sources, details, strict=True)]
 

@@ -152,6 +152,7 @@ def reward_table(items: Sequence[Scored], *, process_weight: float = 1.0,
 def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
     verdict = item.verdict
     by_id = {v.criterion_id: v for v in verdict.criteria}
+    defined = rubric_satisfaction(verdict, item.rubric) is not None  # else S is undefined
     out = []
     for t, step in enumerate(verdict.turn_steps):
         states = {c.id: (by_id[c.id].states[t].state if by_id[c.id].status == "applicable"
@@ -161,7 +162,7 @@ def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
             "trial_id": verdict.trial_id, "task_id": verdict.task_id, "group": item.group,
             "skill_id": verdict.skill_id, "skill_hash": verdict.skill_hash, "turn": t + 1,
             "step": step, "states": states, "progress": float(result.progress[i, t]),
-            "satisfaction": float(result.satisfaction_turn[i, t]),
+            "satisfaction": float(result.satisfaction_turn[i, t]) if defined else None,
             "process_advantage": float(result.process[i, t]),
             "outcome": item.outcome, "outcome_advantage": float(result.outcome[i]),
             "combined": float(result.combined[i, t]), "kept": bool(result.kept[i]),

@@ -7,7 +7,10 @@ Endpoints:
   http://host:port/get_reward``): ``{"query": [prompt+response, ...], "prompts": [...],
   "labels": [...]}`` → ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``. Each
   reward is ``outcome + λ·S`` (the answer checked against the label, ``S`` the rubric
-  satisfaction of the response), 0 where nothing applies; ``scores`` clips it to [0, 1].
+  satisfaction of the response); ``scores`` clips it to [0, 1]. A sample that cannot be
+  scored gets null (OpenRLHF's float list cannot carry it: start the service with
+  ``--unscored fallback:<value>`` to send that value instead), and ``extra_logs.unscored``
+  says why (``{"code", "reason"}``).
 - ``POST /turn_rewards`` — ``{"trajectories": [{"prompt", "completion", "skill_id"?,
   "ground_truth"?, "group"?}]}`` (completions as text or chat messages with tool calls) →
   ``{"trajectories": [{"reward", "outcome", "satisfaction", "turn_steps", "advantages",
@@ -20,9 +23,10 @@ Endpoints:
 A request that cannot be served gets a 4xx answer with a one-line ``error`` naming the field
 (bodies are bounded in size and nesting depth before they are parsed, see
 :mod:`agentcredit.serve.body`); the server goes on. A well-formed request always gets one
-reward per sample: a sample that cannot be scored gets a null reward (0 in ``/get_reward``,
-whose protocol wants numbers) and its reason, never a 5xx. The skill of a sample is
-``skill_id`` when given, else the server's ``--skill``, else top-1 retrieval on the prompt.
+reward per sample: a sample that cannot be scored gets a null reward (in ``/get_reward``, the
+configured fallback if one is set) and its reason, never a 0 it did not earn and never a
+5xx. The skill of a sample is ``skill_id`` when given, else the server's ``--skill``, else
+top-1 retrieval on the prompt.
 """
 
 from __future__ import annotations
@@ -40,7 +44,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentcredit.errors import BadRequest, InputError
-from agentcredit.rewards.hooks import SkillRubricReward, trial_from_completion, turn_advantages
+from agentcredit.rewards.hooks import (
+    SkillRubricReward,
+    UnscoredPolicy,
+    trial_from_completion,
+    turn_advantages,
+)
 from agentcredit.schema import TrialVerdict
 from agentcredit.serve.body import MAX_BODY_BYTES, MAX_DEPTH, parse_body
 from agentcredit.serve.models import (
@@ -57,9 +66,12 @@ log = logging.getLogger("agentcredit.serve")
 
 
 def make_app(reward: SkillRubricReward, *, skill: str | None = None,
-             max_body_bytes: int = MAX_BODY_BYTES, max_depth: int = MAX_DEPTH) -> Starlette:
-    """The ASGI app around one shared reward (bank, verifier client, cache, limits)."""
+             max_body_bytes: int = MAX_BODY_BYTES, max_depth: int = MAX_DEPTH,
+             unscored: UnscoredPolicy | None = None) -> Starlette:
+    """The ASGI app around one shared reward (bank, verifier client, cache, limits);
+    ``unscored``: what ``/get_reward`` sends for a sample it could not score (null)."""
     service = _Service(reward, skill, max_body_bytes, max_depth)
+    service.unscored = unscored or UnscoredPolicy()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -80,6 +92,7 @@ class _Service:
                  max_depth: int) -> None:
         self.reward, self.skill = reward, skill
         self.max_body_bytes, self.max_depth = max_body_bytes, max_depth
+        self.unscored = UnscoredPolicy()
         self.embedder = make_embedder("lexical")
 
     async def health(self, request: Request) -> JSONResponse:
@@ -112,12 +125,13 @@ class _Service:
             skill_id=skills)
         rewards = [_finite(v) for v, _ in scored]
         satisfied = [s for _, d in scored if (s := _finite(d.get("satisfaction"))) is not None]
+        sent = [self.unscored.apply(r) for r in rewards]
         return JSONResponse({
-            "rewards": [0.0 if r is None else r for r in rewards],
-            "scores": [0.0 if r is None else min(1.0, max(0.0, r)) for r in rewards],
+            "rewards": sent,
+            "scores": [None if r is None else min(1.0, max(0.0, r)) for r in sent],
             "extra_logs": {"satisfaction_mean": sum(satisfied) / len(satisfied)
                            if satisfied else None, "verified": len(satisfied),
-                           "skills": skills,
+                           "skills": skills, "unscored_policy": str(self.unscored),
                            "unscored": [_why(d) if s is None else None
                                         for (_, d), s in zip(scored, rewards, strict=True)],
                            "rigging": [d.get("rigging") or None for _, d in scored]}})
@@ -232,9 +246,10 @@ def _finite(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _why(detail: dict[str, Any]) -> str:
-    return str(detail.get("error") or detail.get("process") or "nothing applies (no label "
-               "and no rubric score)")
+def _why(detail: dict[str, Any]) -> dict[str, str]:
+    """Why a sample got no reward: a stable code and a sentence."""
+    return {"code": str(detail.get("unscored_code") or "nothing_applies"),
+            "reason": str(detail.get("unscored") or "nothing applies")}
 
 
 def _text(value: Any) -> str:

@@ -4,6 +4,9 @@ Set ``AGENTCREDIT_REWARD_URL`` (e.g. ``http://rewards:8000``) and point
 ``custom_reward_function.path`` at this file with ``.name`` = ``compute_score`` (per sample)
 or ``compute_score_batch`` (verl's ``batch`` reward manager). Every worker then shares the
 service's one verifier, cache and rate limit; ``extra_info["prompt"]`` is the prompt text.
+A sample the service could not score carries ``unscored_code`` and ``unscored`` (why) beside
+the fallback the service was started with (``--unscored fallback:<value>``); without one,
+the call raises a ConfigError naming the sample (verl needs a number, never a silent 0).
 """
 
 from __future__ import annotations
@@ -65,5 +68,16 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     prompts = [str(e.get("prompt") or "") for e in extras]
     answer = get_rewards([p + s for p, s in zip(prompts, solution_strs, strict=True)], prompts,
                          list(ground_truths))
-    return [{"score": float(r), "data_source": d}
-            for r, d in zip(answer["rewards"], data_sources, strict=True)]
+    why = answer.get("extra_logs", {}).get("unscored") or [None] * len(solution_strs)
+    out: list[dict[str, Any]] = []
+    for n, (reward, source, unscored) in enumerate(zip(answer["rewards"], data_sources, why,
+                                                       strict=True)):
+        if reward is None:  # verl needs a number: the service's fallback, or a clear error
+            raise ConfigError(
+                f"sample {n} could not be scored ({unscored['code']}: {unscored['reason']}) "
+                "and verl needs a number: start the service with --unscored "
+                "fallback:<value> to send that value for such samples")
+        out.append({"score": float(reward), "data_source": source,
+                    **({"unscored_code": unscored["code"], "unscored": unscored["reason"]}
+                       if unscored else {})})
+    return out

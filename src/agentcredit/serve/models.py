@@ -87,12 +87,15 @@ class TurnRewardsRequest(_Model):
 
 
 class GetRewardResponse(BaseModel):
-    """Rewards (``outcome + λ·S``, 0 where nothing applies), scores clipped to [0, 1], and
-    ``extra_logs`` with ``unscored``: per sample, why it earned no process score (or null),
-    and ``rigging``: per sample, the actions that rig its measurement (or null)."""
+    """Rewards (``outcome + λ·S``), scores clipped to [0, 1], and ``extra_logs`` with
+    ``unscored``: per sample, why it got no reward (``{"code", "reason"}``, or null),
+    ``unscored_policy`` and ``rigging``: per sample, the actions that rig its measurement
+    (or null). A sample that cannot be scored gets a null reward and score; OpenRLHF's float
+    list cannot carry null, so a service for it is started with ``--unscored
+    fallback:<value>``, which sends that value instead (never a silent 0)."""
 
-    rewards: list[float]
-    scores: list[float]
+    rewards: list[float | None]
+    scores: list[float | None]
     extra_logs: dict[str, Any]
 
 
