@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "agentcredit"
 _A = "agentcredit."
 LAYERS: dict[int, tuple[str, ...]] = {  # docs/architecture.md, "Layers"; longest prefix wins
     1: ("errors", "hashing", "schema", "text", "version", "safe_io", "db", "integrity", "shell",
-        "markdown"),
+        "redact", "markdown"),
     2: ("formats",),
     3: ("checklists.gates", "checklists.units", "checklists.rules", "skills.gates",
         "skills.tool_names", "skills.leaks", "evidence", "scoring", "analysis.stats",

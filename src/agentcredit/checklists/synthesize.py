@@ -17,9 +17,9 @@ from agentcredit.checklists.gates import instruction_units, run_gates
 from agentcredit.checklists.rules import Rules
 from agentcredit.gating import generate_gated
 from agentcredit.llm.client import Model
-from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import Message
 from agentcredit.llm.window import fit_to_window
+from agentcredit.redact import task_owned_values, task_text
 from agentcredit.schema import Checklist, ChecklistItem, Route, Task, Waiver
 from agentcredit.schema.outcomes import Deferred, Failed, GateFailure, Rejected
 from agentcredit.text import shorten

@@ -44,7 +44,30 @@ def citation_found(quote: str, step: StepEvidence | None) -> bool:
     needle = normalize_text(undefuse(quote))
     if not needle or step is None:
         return False
-    return needle in step.normalized_action or needle in step.normalized_output
+    if needle in step.normalized_action or needle in step.normalized_output:
+        return True
+    return unredacted(needle, step) is not None
+
+
+_REDACTED = re.compile(r"\[redacted:[a-z_]+\]", re.IGNORECASE)
+
+
+def unredacted(needle: str, step: StepEvidence) -> str | None:
+    """The step's own text a normalized quote stands for when the judge saw a secret in it
+    redacted (``[REDACTED:kind]`` for the secret), or None (not such a quote, or not found).
+
+    >>> step = StepEvidence(2, "bash {}", "key=sk-abcdefghijklmnopqrstuvwx ok")
+    >>> unredacted("key=[REDACTED:openai_key] ok", step)
+    'key=sk-abcdefghijklmnopqrstuvwx ok'
+    """
+    if "[redacted:" not in needle.lower() or needle in step.normalized_output:
+        return None
+    pattern = r"\S+?".join(map(re.escape, _REDACTED.split(needle)))
+    for text in (step.normalized_output, step.normalized_action):
+        found = re.search(pattern, text)
+        if found is not None:
+            return found.group(0)
+    return None
 
 
 def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
@@ -70,6 +93,9 @@ def citation_kind(quote: str, step: StepEvidence | None) -> EvidenceKind | None:
     needle = normalize_text(quote)
     if not needle or step is None:
         return None
+    raw = unredacted(needle, step)
+    if raw is not None:
+        quote = needle = raw
     if needle in step.normalized_action:
         return "action"
     if needle in step.normalized_output:

@@ -38,7 +38,7 @@ from agentcredit.evolve.propose import (
 from agentcredit.evolve.runners import Rollout, RolloutRunner
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.client import Model
-from agentcredit.llm.redact import task_text
+from agentcredit.redact import task_text
 from agentcredit.rewards.table import rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import EvolutionEvent, Skill, SkillBank, Task, Trial, TrialVerdict

@@ -6,7 +6,6 @@ from agentcredit.llm.client import Model, ModelClient, validate_answer
 from agentcredit.llm.limits import RetryPolicy
 from agentcredit.llm.providers import make_provider
 from agentcredit.llm.providers.scripted import register_script
-from agentcredit.llm.redact import Redactor
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for
 from agentcredit.llm.types import (
     GenerationConfig,
@@ -20,6 +19,7 @@ from agentcredit.llm.types import (
     user,
 )
 from agentcredit.llm.usage import Price, UsageLedger, load_prices
+from agentcredit.redact import Redactor
 
 __all__ = [
     "GenerationConfig",

@@ -36,7 +36,6 @@ from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
 from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
 from agentcredit.llm.providers import Provider
 from agentcredit.llm.providers.base import Addressed, Embedding, Negotiating
-from agentcredit.llm.redact import Redactor
 from agentcredit.llm.structured import next_mode, refuses_mode
 from agentcredit.llm.tokens import estimate_message_tokens
 from agentcredit.llm.types import (
@@ -49,6 +48,7 @@ from agentcredit.llm.types import (
     TextPart,
 )
 from agentcredit.llm.usage import UsageLedger
+from agentcredit.redact import Redactor
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*\n(.*?)\n?```\s*$", re.DOTALL)
 REPAIR_PROMPT = (

@@ -17,6 +17,7 @@ from agentcredit.analysis.studies import SCORERS, trial_rows
 from agentcredit.checklists.build import COVERAGE
 from agentcredit.evidence.view import action_text, output_text
 from agentcredit.formats import load
+from agentcredit.redact import redact_text
 from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
 from agentcredit.schema import ItemJudgment, Trial
 from agentcredit.store.run_store import RunStore
@@ -62,15 +63,16 @@ def _steps(trial: Trial | None, cited: dict[int, list[str]]) -> list[dict[str, A
                         "output": f"[{step.index - previous - 1} steps not shown]"})
         previous = step.index
         number = step.index + 1
-        html = escape(shorten(output_text(step), MAX_OUTPUT))
+        html = escape(redact_text(shorten(output_text(step), MAX_OUTPUT)))
         for quote in cited.get(number, []):
             needle = escape(quote)
             if needle and needle in html:
                 html = html.replace(needle, f"<mark>{needle}</mark>", 1)
         out.append({"n": number, "source": step.source, "anchor": _anchor(trial.id, number),
-                    "claim": shorten(step.message.strip(), 600) if step.source == "agent"
-                    else shorten(step.message.strip(), 300),
-                    "action": shorten(action_text(step), 1_200), "output": html})
+                    "claim": redact_text(shorten(step.message.strip(), 600)
+                                         if step.source == "agent"
+                                         else shorten(step.message.strip(), 300)),
+                    "action": redact_text(shorten(action_text(step), 1_200)), "output": html})
     return out
 
 
@@ -86,15 +88,17 @@ def _trial_view(row: dict[str, Any], judgments: list[ItemJudgment], trial: Trial
         judged = by_item.get(item.id)
         citations = []
         for c in judged.evidence if judged else ():
-            cited.setdefault(c.step, []).append(c.quote)
-            citations.append({"step": c.step, "quote": c.quote, "kind": c.kind or "not found",
+            cited.setdefault(c.step, []).append(redact_text(c.quote))
+            citations.append({"step": c.step, "quote": redact_text(c.quote),
+                              "kind": c.kind or "not found",
                               "anchor": _anchor(row["trial_id"], c.step)})
         ver = by_verifier.get(item.id)
         items.append({"id": item.id, "text": item.text, "route": item.route,
                       "label": score.labels.get(item.id, "abstain"),
                       "judged": judged.label if judged else "abstain",
                       "reason": judged.reason if judged else "not judged",
-                      "rationale": judged.rationale if judged else "", "citations": citations,
+                      "rationale": redact_text(judged.rationale) if judged else "",
+                      "citations": citations,
                       "verifier": ver.label if ver is not None and item.route == "assertion"
                       else "", "checks": ", ".join(
                           f"{c} ({row['checks'].get(c, 'missing')})" for c in item.checks)})

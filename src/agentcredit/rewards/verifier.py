@@ -34,9 +34,9 @@ from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import evidence_steps, render_evidence
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.llm.client import Model
-from agentcredit.llm.redact import task_owned_values
 from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, ModelResponse
 from agentcredit.llm.window import fit_to_window
+from agentcredit.redact import task_owned_values
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
@@ -105,7 +105,7 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
 
     A would-be secret that the task itself plants is kept in the verifier's prompts, as in
     the judge's: one found verbatim in ``owned`` (the task's instruction and verifier files,
-    see :func:`agentcredit.llm.redact.task_text`), else in ``instruction``.
+    see :func:`agentcredit.redact.task_text`), else in ``instruction``.
     """
     with task_owned_values(owned if owned is not None else instruction):
         return await _verify(trial, skill, model, instruction, budget_tokens, seed, record,

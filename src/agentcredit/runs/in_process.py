@@ -17,8 +17,8 @@ from agentcredit.judging.llm_judge import holistic_score, judge_trial
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
-from agentcredit.llm.redact import task_owned_values, task_text
 from agentcredit.llm.types import GenerationConfig, ModelFailure
+from agentcredit.redact import task_owned_values, task_text
 from agentcredit.schema import Checklist, EvidenceRules, Task, Trial
 from agentcredit.store.run_store import RunStore
 

@@ -22,6 +22,7 @@ from typing import Any
 from agentcredit.db import connect_wal
 from agentcredit.errors import open_sqlite_error
 from agentcredit.llm.types import ModelFailure, ModelResponse
+from agentcredit.redact import redact_text
 from agentcredit.schema import (
     Checklist,
     Citation,
@@ -134,7 +135,8 @@ class RunStore:
             "INSERT OR REPLACE INTO trials (trial_id, task_id, outcome, outcome_reason, "
             "condition, checks, format, source_path, steps, checklist_hash, started_at, agent, "
             "model, rigging) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (trial.id, trial.task_id, trial.outcome, trial.outcome_reason, trial.condition,
+            (trial.id, trial.task_id, trial.outcome,
+             trial.outcome_reason and redact_text(trial.outcome_reason), trial.condition,
              json.dumps(trial.checks), trial.format,
              trial.source_path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
              len(trial.steps),
@@ -212,6 +214,11 @@ class RunStore:
     ) -> None:
         """All judgments of one trial from one source, its responses, and the done mark."""
         now = time.time()
+        rows = [(j.rationale, json.dumps([c.model_dump() for c in j.evidence]))
+                for j in judgments]
+        joined = "\x00".join(t for row in rows for t in row)
+        if redact_text(joined) != joined:  # (rarely: one look at the whole trial first)
+            rows = [(redact_text(r), redact_text(e)) for r, e in rows]
         with self.transaction() as db:
             db.execute("DELETE FROM judgments WHERE trial_id = ? AND source = ?",
                        (trial_id, source))
@@ -219,9 +226,9 @@ class RunStore:
                 "INSERT INTO judgments (trial_id, item_id, source, label, reason, rationale, "
                 "evidence, checklist_hash, model, prompt_version, seed) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(trial_id, j.item_id, source, j.label, j.reason, j.rationale,
-                  json.dumps([c.model_dump() for c in j.evidence]), checklist_hash, model,
-                  prompt_version, seed) for j in judgments])
+                [(trial_id, j.item_id, source, j.label, j.reason, rationale, evidence,
+                  checklist_hash, model, prompt_version, seed)
+                 for j, (rationale, evidence) in zip(judgments, rows, strict=True)])
             self._responses(db, trial_id, "judge", responses or [], failures or [], now)
             db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
                        (trial_id, source, now))
@@ -324,6 +331,7 @@ class RunStore:
     def add_error(self, trial_id: str | None, stage: str, message: str) -> None:
         """Record an error, unless the same one is already open (a rerun that fails the
         same way again adds nothing)."""
+        message = redact_text(message)
         if self.db.execute("SELECT 1 FROM errors WHERE trial_id IS ? AND stage = ? AND "
                            "message = ? AND resolved_at IS NULL",
                            (trial_id, stage, message)).fetchone() is not None:

@@ -19,6 +19,7 @@ from agentcredit.llm.providers.base import (
     status_kind,
 )
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
+from agentcredit.redact import add_secret
 
 _TOOL = "answer"
 _SDK_PARAMS = {"model", "messages", "max_tokens", "system", "tools", "tool_choice",
@@ -45,6 +46,7 @@ class AnthropicProvider(LoopBoundClient):
         self.model = model
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or "not-set"
+        add_secret(self.api_key)  # never sent or written, wherever it shows
 
     def _make_client(self) -> Any:
         return _sdk().AsyncAnthropic(base_url=self.base_url, api_key=self.api_key,

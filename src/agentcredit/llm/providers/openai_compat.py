@@ -36,6 +36,7 @@ from agentcredit.llm.providers.base import (
 )
 from agentcredit.llm.structured import apply_mode
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
+from agentcredit.redact import add_secret
 
 
 class OpenAICompatProvider(LoopBoundClient):
@@ -49,6 +50,7 @@ class OpenAICompatProvider(LoopBoundClient):
         self.model = model
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
         self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        add_secret(self.api_key)  # never sent or written, wherever it shows
         self.mode = "json_schema"
         """How a schema is asked (``agentcredit.llm.structured``); the client sets it."""
 

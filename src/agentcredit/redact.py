@@ -6,6 +6,7 @@ Patterns favour precision: a redaction that eats evidence is also a cost.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -42,9 +43,39 @@ _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
     ("basic_auth", re.compile(r"(?i)(\bauthorization:\s*basic\s+)([A-Za-z0-9+/]{8,}=*)"), 2),
     ("url_password", re.compile(r"\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"), 2),
     ("password_assignment", re.compile(
-        r"(?i)\b((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)"
-        r"[\"']?\s*[:=]\s*[\"']?)([^\s\"',;]{6,})"), 2),
+        r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|"
+        r"access[_-]?token|auth[_-]?token|token|secret[_-]?key|private[_-]?key|credentials?)"
+        r"\\*[\"']?\s*[:=]\s*\\*[\"']?)([^\s\"',;\\]{6,})"), 2),
 ]
+
+# Names of environment variables whose values are secrets, wherever the values appear.
+_SECRET_NAME = re.compile(r"(?i)(?:^|_)(?:api_?key|token|secret|password|passwd|pwd|"
+                          r"access_?key|private_?key|credentials?|auth)(?:$|_)")
+MIN_SECRET_VALUE = 8
+"""Characters a secret environment variable's value must hold to be matched verbatim (a
+shorter one would be found in ordinary text by chance)."""
+_GIVEN: set[str] = set()
+
+
+def add_secret(value: str | None) -> None:
+    """A value to redact verbatim wherever it occurs (a key the product itself was given)."""
+    if value and len(value) >= MIN_SECRET_VALUE:
+        _GIVEN.add(value)
+
+
+def secret_values() -> tuple[str, ...]:
+    """The values of this process's secret environment variables (by name: ``*_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD``, …) and the keys the product was given,
+    longest first."""
+    key = (len(os.environ), len(_GIVEN))
+    if _VALUES[0] != key:
+        found = {v for k, v in os.environ.items()
+                 if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET_VALUE} | _GIVEN
+        _VALUES[:] = [key, tuple(sorted(found, key=len, reverse=True))]
+    return _VALUES[1]  # type: ignore[no-any-return]
+
+
+_VALUES: list[object] = [None, ()]  # (environment size, secrets given) and the values then
 
 
 # Cheap substring tests that must succeed before a pattern's regex is worth running:
@@ -72,7 +103,7 @@ _ANCHORS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bearer_token": ((), ("bearer",)),
     "basic_auth": ((), ("basic",)),
     "url_password": (("://",), ()),
-    "password_assignment": ((), ("pass", "pwd", "secret", "key", "token")),
+    "password_assignment": ((), ("pass", "pwd", "secret", "key", "token", "credential")),
 }
 
 
@@ -148,6 +179,10 @@ class Redactor:
         return result
 
     def _redact(self, text: str, owned: str | None) -> str:
+        for value in secret_values():
+            if value in text and not (owned is not None and value in owned):
+                self.counts["environment_secret"] += text.count(value)
+                text = text.replace(value, "[REDACTED:environment_secret]")
         lowered = text.lower()
         for kind, pattern, group in _PATTERNS:
             if _may_match(kind, text, lowered):
@@ -184,4 +219,13 @@ class Redactor:
         return sum(self.kept.values())
 
 
-KINDS: tuple[str, ...] = tuple(kind for kind, _, _ in _PATTERNS)
+KINDS: tuple[str, ...] = (*(kind for kind, _, _ in _PATTERNS), "environment_secret")
+
+_OUTPUT = Redactor()
+
+
+def redact_text(text: str) -> str:
+    """``text`` as every file the product writes holds it: the one redaction (the same
+    patterns and secret values as what is sent), for what does not go through a model
+    client (the report, the run store's reasons, exports)."""
+    return _OUTPUT(text) if text else text
