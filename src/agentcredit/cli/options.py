@@ -96,6 +96,8 @@ def model_options(*extra: str, cache: str = SHARED_CACHE, concurrency: int = 8) 
 
     def decorate(command: F) -> F:
         signature = inspect.signature(command, eval_str=True)
+        model = signature.parameters.get("model")
+        optional = model is not None and model.default is None
         added = [inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=_OPTIONS[name][1],
             annotation=Annotated[Path | None, typer.Option("--cache", help=cache)]
@@ -104,6 +106,8 @@ def model_options(*extra: str, cache: str = SHARED_CACHE, concurrency: int = 8) 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name) for name in names}
+            if optional and str(kwargs.get("model") or "").strip().lower() == "none":
+                kwargs["model"] = None  # --model none: no LLM is used, as its help says
             try:
                 kwargs["spec"] = model_spec(kwargs.get("model"), default=concurrency, **given)
             except AgentCreditError as exc:
