@@ -71,6 +71,6 @@ def test_a_live_holder_is_named_and_a_nameless_lock_is_left_alone(tmp_path: Path
         other.join(20)
         assert results.get(timeout=5) == "refused"
     (tmp_path / LOCK_NAME).write_text("")
-    with pytest.raises(ConfigError, match="names no process.*delete it"):
+    with pytest.raises(ConfigError, match=r"names no process.*delete it"):
         RunLock(tmp_path).__enter__()
     assert (tmp_path / LOCK_NAME).exists()
