@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -68,9 +69,48 @@ def _root(
 
 
 def main() -> None:
-    """Console-script entry point: a deliberate error is one line and exit status 2."""
+    """Console-script entry point: a deliberate error, or a fault of the machine (a full
+    disk, a folder it cannot write, an endpoint that does not answer), is one line and exit
+    status 2; the stores are left as the last finished write left them."""
     try:
         app()
     except AgentCreditError as exc:
         Console(stderr=True).print(f"[red]error[/red] {escape(str(exc))}", soft_wrap=True)
         sys.exit(2)
+    except Exception as exc:
+        line = fault_line(exc)
+        if line is None:
+            raise
+        Console(stderr=True).print(f"[red]error[/red] {escape(line)}", soft_wrap=True)
+        sys.exit(2)
+
+
+_UNREACHABLE = ("APIConnectionError", "ConnectError", "ClientConnectorError",
+                "ConnectTimeout", "ServerDisconnectedError", "APITimeoutError")
+
+
+def fault_line(exc: BaseException) -> str | None:
+    """One line saying what went wrong and what to do, for a fault of the machine (None:
+    not one; the traceback is a bug's).
+
+    >>> import errno
+    >>> fault_line(OSError(errno.ENOSPC, "No space left on device", "/r/x.db"))[:45]
+    'the disk holding /r/x.db is full: free some s'
+    >>> fault_line(OSError(errno.EROFS, "Read-only file system", "/ro/run.lock"))[:52]
+    'cannot write /ro/run.lock (Read-only file system): g'
+    """
+    text = str(exc)
+    where = getattr(exc, "filename", None) or "the output folder"
+    number = getattr(exc, "errno", None)
+    if number == errno.ENOSPC or "disk is full" in text or "No space left" in text:
+        return (f"the disk holding {where} is full: free some space and run the same command "
+                "again (finished work is kept and not redone)")
+    if number in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly database" in text:
+        why = getattr(exc, "strerror", None) or "read-only"
+        return (f"cannot write {where} ({why}): give an --out folder you can write, or make "
+                "this one writable")
+    if type(exc).__name__ in _UNREACHABLE or isinstance(exc, ConnectionError):
+        return (f"the model endpoint did not answer ({type(exc).__name__}: "
+                f"{' '.join(text.split())[:160]}): check --base-url and the network, then "
+                "run the same command again")
+    return None
