@@ -102,17 +102,18 @@ def _prepared(literal: str) -> _Literal:
     variants = [literal] if "\\" not in literal else [literal, _decoded(literal)]
     typed: set[str] = set()
     templates: list[tuple[str, ...]] = []
+    quoted: set[str] = set()
     for variant in variants:
+        strings = _templates(variant)
+        quoted.update(normalize_text(part) for text in strings for part in text.split("\n"))
         # a format field's value is a number the agent typed, or any word of a command line
         # (the arguments of printf); a long string (a file's content) lends only its numbers
         typed |= set(_TOKEN.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
         typed |= set(_NUMBER.findall(variant))
         # a quoted string is a template when it has a format field, or is long enough not
         # to be found in a line by chance (a short one, "nodes", must be a whole line)
-        templates += [tuple(_chunks(t)) for t in _templates(variant)[1:] or [variant]
+        templates += [tuple(_chunks(t)) for t in strings[1:] or [variant]
                       if _FORMAT_FIELD.search(t) or _alnum(t) >= MIN_INSIDE_CHARS]
-    quoted = {normalize_text(part) for variant in variants for template in _templates(variant)
-              for part in template.split("\n")}
     quoted.discard("")
     return _Literal(tuple(dict.fromkeys(normalize_text(v) for v in variants)),
                     tuple(templates), frozenset(typed), tuple(quoted))
@@ -238,7 +239,7 @@ class LiteralIndex:
         alnum = _alnum(line)
         if alnum == 0 or end <= 0:
             return False
-        if self._whole_line(line, end) or self._found(line, end, alnum >= MIN_INSIDE_CHARS):
+        if self._found(line, end, alnum >= MIN_INSIDE_CHARS) or self._whole_line(line, end):
             return True
         rest = line
         for _ in range(5):  # a reader's prefix before the agent's own line

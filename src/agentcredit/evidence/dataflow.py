@@ -840,13 +840,51 @@ RECENT_FLOWS = 64
 while its view is fitted to a window): each is walked once."""
 
 
+# What a trial must hold somewhere for the walk to find anything: an expansion, a pipe, a
+# here-document, a program that computes or rewrites, a script, a definition, a write where
+# the measurement lives, a sub-agent or a Python tool. A trial with none of these (plain
+# commands, echo and cat of typed files) prints only literal and real text.
+_WORTH_WALKING = re.compile(r"[$`(){}|\\;=]|<<|\./|/bin/|/tests/|/logs/|conftest|"
+                            r"customize|reward|ctrf|PATH")
+_WORTH_WORDS = frozenset("""python python2 python3 pypy3 node nodejs deno perl ruby php lua awk
+gawk mawk nawk sed tr rev base64 base32 basenc xxd od hexdump iconv jq yq figlet toilet cowsay
+bc dc recode envsubst m4 seq expr let printf wc md5sum sha1sum sha256sum sha512sum cksum b2sum
+make npm npx yarn pnpm bun bash sh zsh dash source alias function export declare local readonly
+typeset tee cp mv install sudo env exec command xargs timeout stdbuf unbuffer script strace
+nohup nice pytest py.test tox nox go cargo jest vitest mocha uv poetry pipenv task agent
+subagent delegate dispatch_agent jupyter ipython for while until if case""".split())
+_WORD = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def worth_walking(calls: list[list[tuple[str, dict[str, Any]]] | None]) -> bool:
+    """Whether anything in the trial's calls could make a step's output the agent's beyond
+    the literal text the line rules find, or rig the measurement (a sound screen: it may
+    say yes needlessly, never no wrongly)."""
+    text = "\n".join(part for step in calls if step for name, arguments in step
+                     for part in (name.lower(), *_strings(arguments)))
+    return _WORTH_WALKING.search(text) is not None or \
+        not _WORTH_WORDS.isdisjoint(w.rstrip(".") for w in _WORD.findall(text))
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
 def flow_of(trial: Trial) -> TrialFlow:
-    """The walk over a normalized trial (remembered for the last few trials)."""
+    """The walk over a normalized trial (remembered for the last few trials; a trial with
+    nothing the walk could find is answered without walking)."""
     found = _RECENT.get(id(trial))
     if found is not None and found[0] is trial:
         _RECENT.move_to_end(id(trial))
         return found[1]
-    flow = trial_flow([step_calls(step) for step in trial.steps])
+    calls = [step_calls(step) for step in trial.steps]
+    flow = trial_flow(calls) if worth_walking(calls) else TrialFlow({}, ())
     _RECENT[id(trial)] = (trial, flow)
     while len(_RECENT) > RECENT_FLOWS:
         _RECENT.popitem(last=False)
