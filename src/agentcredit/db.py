@@ -4,6 +4,7 @@ and processes), and a file that is not a usable database is one clear StoreError
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -38,6 +39,27 @@ def connect_wal(path: Path, schema: str, *, reclaimable: bool = False) -> sqlite
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
         db.executescript(schema)
+    except sqlite3.DatabaseError as exc:
+        if (path.is_file() and not os.access(path.parent, os.W_OK)) or _read_only(exc):
+            return connect_read_only(path)
+        raise open_sqlite_error(path, exc) from None
+    return db
+
+
+def _read_only(exc: sqlite3.DatabaseError) -> bool:
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that only reads ``path``: a finished run on a folder this process cannot
+    write (a read-only mount, another user's files). Writes through it fail with
+    "attempt to write a readonly database", which a command reports as one line."""
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True,
+                             timeout=BUSY_TIMEOUT_S, check_same_thread=False,
+                             isolation_level=None)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise open_sqlite_error(path, exc) from None
     return db

@@ -143,6 +143,9 @@ def judge(
 def score(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     fmt: Annotated[str, typer.Option("--format", help="csv, jsonl or parquet.")] = "csv",
+    out: Annotated[Path | None, typer.Option(
+        "--out", help="Folder for scores, judgments.jsonl and summary.json (default: the run "
+        "directory; give one to score a run folder you cannot write).")] = None,
 ) -> None:
     """Recompute scores from a run store and export them."""
     console = Console()
@@ -150,7 +153,9 @@ def score(
         raise fail(console, f"{run_dir}: no run store (run.sqlite) here")
     store = RunStore(run_dir)
     try:
-        path, summary = write_scores(store, run_dir, fmt)
+        if out is not None:
+            out.mkdir(parents=True, exist_ok=True)
+        path, summary = write_scores(store, out or run_dir, fmt)
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
     print_summary(console, store, summary, None, None, 0.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -128,12 +129,27 @@ def model_spec(model: str | None, *, default: int = 8, base_url: str | None = No
     """The ModelSpec the options describe (None without a model)."""
     if model is None:
         return None
-    jobs = parse_concurrency(concurrency, base_url) if concurrency is not None or base_url \
+    where = base_url or environment_base_url(model)  # OPENAI_BASE_URL is a --base-url too
+    jobs = parse_concurrency(concurrency, where) if concurrency is not None or where \
         else default
     endpoint = EndpointSettings(timeout=timeout, max_tokens=max_tokens, structured=structured,
                                 context_tokens=context_tokens, concurrency=jobs)
     return ModelSpec(model, base_url=base_url, endpoint=endpoint, redact=not no_redact,
                      notify=notice, **settings)
+
+
+def environment_base_url(model: str) -> str | None:
+    """The base URL the provider's SDK takes from the environment (``OPENAI_BASE_URL``,
+    ``ANTHROPIC_BASE_URL``), which decides the default concurrency as ``--base-url`` does.
+
+    >>> import os; os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:8080/v1"
+    >>> environment_base_url("openai/x"), environment_base_url("scripted/x")
+    ('http://127.0.0.1:8080/v1', None)
+    >>> del os.environ["OPENAI_BASE_URL"]
+    """
+    variable = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}.get(
+        model.partition("/")[0])
+    return (os.environ.get(variable) or None) if variable else None
 
 
 def notice(text: str) -> None:

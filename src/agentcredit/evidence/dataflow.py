@@ -846,13 +846,20 @@ while its view is fitted to a window): each is walked once."""
 # commands, echo and cat of typed files) prints only literal and real text.
 _WORTH_WALKING = re.compile(r"[$`(){}|\\;=]|<<|\./|/bin/|/tests/|/logs/|conftest|"
                             r"customize|reward|ctrf|PATH")
-_WORTH_WORDS = frozenset("""python python2 python3 pypy3 node nodejs deno perl ruby php lua awk
-gawk mawk nawk sed tr rev base64 base32 basenc xxd od hexdump iconv jq yq figlet toilet cowsay
-bc dc recode envsubst m4 seq expr let printf wc md5sum sha1sum sha256sum sha512sum cksum b2sum
-make npm npx yarn pnpm bun bash sh zsh dash source alias function export declare local readonly
-typeset tee cp mv install sudo env exec command xargs timeout stdbuf unbuffer script strace
-nohup nice pytest py.test tox nox go cargo jest vitest mocha uv poetry pipenv task agent
-subagent delegate dispatch_agent jupyter ipython for while until if case""".split())
+_WORTH_WORDS = frozenset({"python", "python2", "python3", "pypy3", "node", "nodejs", "deno",
+                          "perl", "ruby", "php", "lua", "awk", "gawk", "mawk", "nawk", "sed",
+                          "tr", "rev", "base64", "base32", "basenc", "xxd", "od", "hexdump",
+                          "iconv", "jq", "yq", "figlet", "toilet", "cowsay", "bc", "dc", "recode",
+                          "envsubst", "m4", "seq", "expr", "let", "printf", "wc", "md5sum",
+                          "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "make", "npm",
+                          "npx", "yarn", "pnpm", "bun", "bash", "sh", "zsh", "dash", "source",
+                          "alias", "function", "export", "declare", "local", "readonly",
+                          "typeset", "tee", "cp", "mv", "install", "sudo", "env", "exec",
+                          "command", "xargs", "timeout", "stdbuf", "unbuffer", "script", "strace",
+                          "nohup", "nice", "pytest", "py.test", "tox", "nox", "go", "cargo",
+                          "jest", "vitest", "mocha", "uv", "poetry", "pipenv", "task", "agent",
+                          "subagent", "delegate", "dispatch_agent", "jupyter", "ipython", "for",
+                          "while", "until", "if", "case"})
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
 
 

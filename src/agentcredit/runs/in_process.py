@@ -86,11 +86,9 @@ async def judge_in_process(
     running: set[asyncio.Task[None]] = set()
 
     async def tracked(trial: Trial) -> None:
-        try:
-            await judging.one(trial)
-        finally:
-            if progress is not None:
-                progress(trial.id)
+        await judging.one(trial)
+        if progress is not None:  # only a trial that finished: an interrupted one is not done
+            progress(trial.id)
 
     try:
         async for trial in each_trial(trials):

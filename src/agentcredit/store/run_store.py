@@ -94,6 +94,9 @@ class RunStore:
             columns = {row[1] for row in self.db.execute("PRAGMA table_info(trials)")}
             if "rigging" not in columns:  # a store written before trials were flagged
                 self.db.execute("ALTER TABLE trials ADD COLUMN rigging TEXT")
+        except sqlite3.OperationalError as exc:
+            if "readonly" not in str(exc):  # a read-only store of an older run: read as is
+                raise open_sqlite_error(self.path, exc) from None
         except sqlite3.DatabaseError as exc:
             raise open_sqlite_error(self.path, exc) from None
 
@@ -153,7 +156,8 @@ class RunStore:
         for values in cursor:
             row = dict(zip(names, values, strict=True))
             row["checks"] = json.loads(row["checks"])
-            row["rigging"] = tuple(RiggingFlag(**f) for f in json.loads(row["rigging"] or "[]"))
+            row["rigging"] = tuple(RiggingFlag(**f)
+                                   for f in json.loads(row.get("rigging") or "[]"))
             yield row
 
     def record_input(self, trial_id: str, folder: str, fingerprint: str) -> None:

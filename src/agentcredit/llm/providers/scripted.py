@@ -7,6 +7,7 @@ may be an exception instance (ProviderError) to rehearse failures.
 
 from __future__ import annotations
 
+import inspect
 import json
 import pickle
 import threading
@@ -80,6 +81,8 @@ class ScriptedProvider:
             self.calls += 1
         if callable(self.script):
             answer = self.script(body["messages"], body["schema"])
+            if inspect.isawaitable(answer):  # a script that takes its time, as a model does
+                answer = await answer
         elif index < len(self.script):
             answer = self.script[index]
         else:
