@@ -121,3 +121,51 @@ def test_assignments_and_environment_values_are_redacted(
         assert "[REDACTED:" in redact(text), text
     for text in ("max_tokens=4096", "the token count is 5", "tokenizer=gpt2abcdef"):
         assert redact(text) == text
+
+
+@pytest.mark.parametrize("form", ["openai", "env", "assignment"])
+def test_no_secret_in_batch_files_exports_or_turn_rewards(tmp_path: Path, form: str) -> None:
+    from typer.testing import CliRunner
+
+    from agentcredit.cli.app import app
+    from tests.rewards import scripted_verifier
+    from tests.rewards.test_turn_verifier import _bank
+
+    value = {"openai": "sk-" + "Qw3" * 9, "env": ENV_VALUE, "assignment": "Zx8" * 9}[form]
+    text = {"assignment": f"DB_PASSWORD={value}", "env": f"echo $OPENAI_API_KEY\n{value}",
+            "openai": f"using {value} now"}[form]
+    shutil.copytree(EXAMPLES / "jobs", tmp_path / "jobs")
+    _plant(tmp_path / "jobs", text, "output")
+    register_script("secret-judge", scripted_judge.answer)
+    register_script("secret-verifier", scripted_verifier.answer)
+    runner = CliRunner()
+    run, jobs, tasks = tmp_path / "run", str(tmp_path / "jobs"), str(EXAMPLES / "tasks")
+    commands = [
+        ["run", tasks, jobs, "--out", str(run), "--model", "scripted/secret-judge", "--batch"],
+        ["batch", "export", "--cache", str(run / "responses.sqlite"), "--out",
+         str(tmp_path / "requests.jsonl")],
+        ["run", tasks, jobs, "--out", str(run), "--model", "scripted/secret-judge"],
+        ["judge", jobs, "--checklists", str(run / "checklists"), "--out",
+         str(tmp_path / "judged"), "--model", "openai/batch-test", "--batch"],  # queued only
+        ["batch", "export", "--cache", str(tmp_path / "judged" / "responses.sqlite"), "--out",
+         str(tmp_path / "judged-requests.jsonl")],
+        ["score", str(run), "--format", "jsonl", "--out", str(tmp_path / "jsonl")],
+        ["score", str(run), "--format", "parquet", "--out", str(tmp_path / "parquet")],
+        ["report", str(run), "--out", str(tmp_path / "report.html")],
+        ["skills", "reward", str(_bank(tmp_path)), jobs, "--tasks", tasks, "--out",
+         str(tmp_path / "rewards"), "--model", "scripted/secret-verifier"]]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", ENV_VALUE)
+        for args in commands:
+            result = runner.invoke(app, args)
+            assert result.exit_code == 0, (args, result.output)
+    assert (tmp_path / "requests.jsonl").exists() and (tmp_path / "rewards").exists()
+    assert (tmp_path / "judged-requests.jsonl").read_text().count("\n") == 8  # one per trial
+    assert _files_hold(tmp_path, value) == ["jobs/" + p for p in _planted(tmp_path / "jobs",
+                                                                            value)]
+
+
+def _planted(jobs: Path, value: str) -> list[str]:
+    """The input files that hold the secret (the only files allowed to)."""
+    return [str(p.relative_to(jobs)) for p in jobs.rglob("*")
+            if p.is_file() and value.encode() in p.read_bytes()]

@@ -124,3 +124,15 @@ def test_the_verl_service_client_keeps_the_reason(tmp_path: Path, policy: str,
                                              [SCORED[2], None], extras)  # type: ignore[list-item]
     assert [r["score"] for r in results] == [1.0, -1.0]
     assert "unscored_code" not in results[0] and results[1]["unscored_code"] == "verifier_failed"
+
+
+def test_service_responses_never_hold_a_secret(tmp_path: Path) -> None:
+    key = "sk-" + "Rt5" * 9
+    app = serve_with(tmp_path, "garbled-verifier", _garbled)
+    with running(app) as url:
+        reward = _post(url, [(SCORED[0], f"<answer>{key}</answer>", "2")])
+        turns = httpx.post(f"{url}/turn_rewards", json={"trajectories": [
+            {"prompt": SCORED[0], "completion": f"<answer>{key}</answer>",
+             "ground_truth": "2"}]}, timeout=30)
+    assert key not in str(reward) and key not in turns.text
+    assert "REDACTED" in turns.text  # the answer it read is shown, redacted

@@ -12,6 +12,7 @@ from typing import Any
 import jinja2
 
 from agentcredit.evidence.view import action_text, output_text
+from agentcredit.redact import redact_text
 from agentcredit.rewards.table import RewardTable
 from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
 from agentcredit.text import shorten
@@ -40,8 +41,9 @@ class Shown:
 
     @classmethod
     def of(cls, trial: Trial, skill: Skill) -> Shown:
-        return cls(steps=[(shorten(action_text(s), 1_200), shorten(output_text(s), 2_000))
-                          for s in trial.steps], skill=skill)
+        return cls(steps=[(redact_text(shorten(action_text(s), 1_200)),
+                           redact_text(shorten(output_text(s), 2_000))) for s in trial.steps],
+                   skill=skill)
 
 
 def write_turn_report(path: Path, table: RewardTable, rows: int, shown: dict[str, Shown],

@@ -44,6 +44,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from agentcredit.errors import BadRequest, InputError
+from agentcredit.redact import redact_text
 from agentcredit.rewards.hooks import (
     SkillRubricReward,
     UnscoredPolicy,
@@ -126,7 +127,7 @@ class _Service:
         rewards = [_finite(v) for v, _ in scored]
         satisfied = [s for _, d in scored if (s := _finite(d.get("satisfaction"))) is not None]
         sent = [self.unscored.apply(r) for r in rewards]
-        return JSONResponse({
+        return JSONResponse(_redacted({
             "rewards": sent,
             "scores": [None if r is None else min(1.0, max(0.0, r)) for r in sent],
             "extra_logs": {"satisfaction_mean": sum(satisfied) / len(satisfied)
@@ -134,7 +135,7 @@ class _Service:
                            "skills": skills, "unscored_policy": str(self.unscored),
                            "unscored": [_why(d) if s is None else None
                                         for (_, d), s in zip(scored, rewards, strict=True)],
-                           "rigging": [d.get("rigging") or None for _, d in scored]}})
+                           "rigging": [d.get("rigging") or None for _, d in scored]}}))
 
     async def turn_rewards(self, request: Request) -> Response:
         try:
@@ -147,7 +148,7 @@ class _Service:
             return _bad(exc)
         except ClientDisconnect:
             return _disconnected(request)
-        return JSONResponse({"trajectories": await self._turns(items)})
+        return JSONResponse(_redacted({"trajectories": await self._turns(items)}))
 
     async def _read(self, request: Request, model: type[BaseModel]) -> BaseModel:
         """The request body, bounded, parsed and validated against ``model``."""
@@ -237,6 +238,17 @@ def _readable(n: int, item: dict[str, Any]) -> None:
 
 def _truth(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _redacted(value: Any) -> Any:
+    """A response with every string redacted (an answer or a reason can quote the sample)."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _finite(value: Any) -> float | None:
