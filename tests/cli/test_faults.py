@@ -65,3 +65,22 @@ def test_a_folder_it_cannot_write_is_one_line(
                  str(tmp_path / "run"))
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and "cannot write" in err and "--out" in err
+
+
+def test_an_endpoint_that_does_not_answer_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    out = tmp_path / "run"
+    assert _main("run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"), "--out", str(out),
+                 "--model", "openai/batch-test", "--batch") == 0  # queued, nothing sent
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    capsys.readouterr()
+    code = _main("batch", "submit", str(out), "--base-url", f"http://127.0.0.1:{port}/v1")
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert "did not answer" in err and "--base-url" in err
+    with sqlite3.connect(out / "responses.sqlite") as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
