@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import threading
 from typing import Literal
 
 Taint = Literal["none", "literal", "pure", "real", "rewritten"]
@@ -54,6 +55,7 @@ def join_taints(*taints: Taint) -> Taint:
 
 
 _join = join_taints
+_PARSING = threading.Lock()
 
 
 class _Flow:
@@ -239,8 +241,9 @@ def python_flow(code: str) -> tuple[set[Taint], dict[str, Taint]] | None:
     """What a Python program prints, and what it writes to each file it names (None: it
     does not parse)."""
     try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
+        with _PARSING:  # CPython 3.11's parser keeps a recursion count that threads share
+            tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, SystemError):
         return None
     flow = _Flow(tree)
     return flow.run(), flow.written
@@ -258,8 +261,5 @@ def python_prints(code: str) -> set[Taint] | None:
     >>> python_prints("import codecs\\nprint(codecs.decode('5 cnffrq', 'rot13'))")
     {'pure'}
     """
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
-    return _Flow(tree).run()
+    flow = python_flow(code)
+    return None if flow is None else flow[0]
