@@ -868,18 +868,19 @@ def worth_walking(calls: list[list[tuple[str, dict[str, Any]]] | None]) -> bool:
     the literal text the line rules find, or rig the measurement (a sound screen: it may
     say yes needlessly, never no wrongly)."""
     text = "\n".join(part for step in calls if step for name, arguments in step
-                     for part in (name.lower(), *_strings(arguments)))
+                     for part in (name.lower(), *strings_in(arguments)))
     return _WORTH_WALKING.search(text) is not None or \
         not _WORTH_WORDS.isdisjoint(w.rstrip(".") for w in _WORD.findall(text))
 
 
-def _strings(value: Any) -> list[str]:
+def strings_in(value: object) -> list[str]:
+    """Every string inside a JSON value (tool-call arguments), depth first."""
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
+        return [s for v in value.values() for s in strings_in(v)]
     if isinstance(value, list | tuple):
-        return [s for v in value for s in _strings(v)]
+        return [s for v in value for s in strings_in(v)]
     return []
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
-from agentcredit.evidence.dataflow import TrialFlow, flow_of
+from agentcredit.evidence.dataflow import TrialFlow, flow_of, strings_in
 from agentcredit.evidence.provenance import LineOrigin, line_origins
 from agentcredit.schema import Step, Trial
 from agentcredit.text import normalize_lines, normalize_text, shorten
@@ -169,17 +169,6 @@ def _commands_of(action: str) -> tuple[str, ...]:
             continue
         found.extend(strings_in(value))
     return tuple(found)
-
-
-def strings_in(value: object) -> list[str]:
-    """Every string inside a JSON value (tool-call arguments), depth first."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in strings_in(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in strings_in(v)]
-    return []
 
 
 

@@ -184,9 +184,10 @@ class SkillRubricReward:
                 score_answer(text, str(truth), tolerance=self.tolerance)
             outcome = scored.score
             detail.update(outcome=scored.score, answer=scored.answer, reason=scored.reason)
-        satisfaction = await self._process(index, prompt, completion, skill_id, detail)
-        flags = flow_of(trial_from_completion(prompt, completion)).flags \
-            if not isinstance(completion, str) else ()
+        trial = None if isinstance(completion, str) else \
+            trial_from_completion(prompt, completion, f"completion-{index}")
+        satisfaction = await self._process(index, prompt, completion, skill_id, detail, trial)
+        flags = flow_of(trial).flags if trial is not None else ()
         if flags:
             detail["rigging"] = rigging_text(flags)
         if outcome is None and satisfaction is None:
@@ -195,14 +196,14 @@ class SkillRubricReward:
         return reward - (self.rigging_penalty if flags else 0.0), detail
 
     async def _process(self, index: int, prompt: Any, completion: Any, skill_id: Any,
-                       detail: dict[str, Any]) -> float | None:
+                       detail: dict[str, Any], trial: Trial | None = None) -> float | None:
         if self.bank is None or self.verifier is None:
             return None
         skill = self.bank.get(str(skill_id or self.default_skill or ""))
         if skill is None or skill.rubric is None:
             detail.update(process="no skill with a rubric", process_code="no_skill")
             return None
-        trial = trial_from_completion(prompt, completion, f"completion-{index}")
+        trial = trial or trial_from_completion(prompt, completion, f"completion-{index}")
         verdict = await verify_trial(trial, skill, self.verifier, _text(prompt))
         if not isinstance(verdict, TrialVerdict):
             detail.update(process=f"verifier: {verdict}", process_code="verifier_failed")
