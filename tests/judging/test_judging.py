@@ -178,7 +178,7 @@ def test_run_with_a_scripted_model_and_holistic(tmp_path: Path) -> None:
     assert {r["holistic"] for r in rows.values()} == {"0.5"}
     assert {r["judge_model"] for r in rows.values()} == {"scripted/judge-all"}
     assert {r["synthesizer"] for r in rows.values()} == {"scripted/judge-all"}
-    assert "model calls" in out.output
+    assert "model requests sent" in out.output
     scored = runner.invoke(app, ["score", str(tmp_path), "--format", "jsonl"])
     assert scored.exit_code == 0 and (tmp_path / "scores.jsonl").exists()
 

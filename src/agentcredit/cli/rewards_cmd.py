@@ -10,7 +10,7 @@ from rich.console import Console
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
 from agentcredit.cli.options import RUN_CACHE, BankArg, EmbedOpt, model_options
-from agentcredit.cli.text import q
+from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, NoTrialToVerify
 from agentcredit.llm.spec import ModelSpec
 from agentcredit.rewards.jobs import RewardResult, turn_rewards
@@ -98,4 +98,4 @@ def _print_table(console: Console, result: RewardResult) -> None:
                       "group dropped")
     console.print(f"{result.rows} turn rows of {result.rewarded} "
                   f"trials → {q(', '.join(str(p) for p in result.written))}")
-    console.print(f"model usage: {q(result.usage)}")
+    console.print(q(usage_line(result.usage)))

@@ -65,10 +65,14 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
             rows.append(("trials not judged (verifier output in the log)",
                          str(len(judged.skipped) - len(unguarded))))
     if usage is not None:
-        rows += [("model calls", str(usage["calls"])), ("cache hits", str(usage["cache_hits"])),
+        rows += [("model requests sent (retries among them)",
+                  f"{usage['calls']} ({usage.get('retries', 0)})"),
+                 ("answers from the cache", str(usage["cache_hits"])),
                  ("tokens in / cached / out", f"{usage['input_tokens']} / "
                   f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
                  ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
+                 *([("failures replayed from an earlier run (--retry-failed asks again)",
+                     str(usage["replayed_failures"]))] if usage.get("replayed_failures") else []),
                  ("secrets redacted", str(usage["redactions"]))]
         if usage.get("task_owned_kept"):
             rows.append(("values kept: the task's own (instruction or verifier)",

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
 from agentcredit.cli.options import BANK_CACHE, EmbedOpt, model_options
-from agentcredit.cli.text import q
+from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, IdConflict, NothingToDo
 from agentcredit.llm.spec import ModelSpec
 from agentcredit.skills.bank import BANK_NAME
@@ -99,7 +99,7 @@ def _build_summary(console: Console, result: BuildResult, out: Path, batch: bool
         console.print("[red]no bank written[/red]: see the failures above")
     if batch and report.waiting is None and report.bank is not None:
         console.print("every request was answered from the cache; the bank is complete")
-    console.print(f"model usage: {q(result.usage)}")
+    console.print(q(usage_line(result.usage)))
 
 
 @app.command("import")
@@ -135,7 +135,7 @@ def import_(
                   f"({q(without)} with rubric: none), hash {q(bank.hash[:16])}… → "
                   f"{q(out / BANK_NAME)}")
     if result.usage is not None:
-        console.print(f"model usage: {q(result.usage)}")
+        console.print(q(usage_line(result.usage)))
     if result.read_errors:
         raise typer.Exit(2)
     failed = result.rubrics.failed if result.rubrics else []

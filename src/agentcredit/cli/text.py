@@ -19,3 +19,24 @@ def q(value: object) -> str:
     'runs/\\\\[/red]x'
     """
     return escape(str(value))
+
+
+def usage_line(usage: dict[str, object] | None) -> str:
+    """A model ledger's summary as one line: requests as the server saw them, then the rest.
+
+    >>> usage_line({"calls": 4, "retries": 1, "cache_hits": 2, "failures": {"timeout": 1},
+    ...             "replayed_failures": 0, "input_tokens": 10, "output_tokens": 3})[:60]
+    'model requests sent 4 (retries 1), answers from the cache 2,'
+    """
+    if usage is None:
+        return "model: none"
+    failures = usage.get("failures") or {}
+    assert isinstance(failures, dict)
+    told = ", ".join(f"{kind} {n}" for kind, n in sorted(failures.items())) or "0"
+    line = (f"model requests sent {usage.get('calls', 0)} (retries {usage.get('retries', 0)}), "
+            f"answers from the cache {usage.get('cache_hits', 0)}, failures {told}")
+    if usage.get("replayed_failures"):
+        line += (f" ({usage['replayed_failures']} replayed from an earlier run; "
+                 "--retry-failed asks again)")
+    return line + f", tokens in / out {usage.get('input_tokens', 0)} / " \
+        f"{usage.get('output_tokens', 0)}"

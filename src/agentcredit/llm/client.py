@@ -261,8 +261,10 @@ class ModelClient:
         self.ledger.redactions += self.redactor.total - before
         self.ledger.task_owned_kept += self.redactor.kept_total - kept
         result: ModelResponse | ModelFailure | None = self._from_cache(key, schema)
+        replayed = False
         if result is None and not self.retry_failed:
             result = await self._recorded_failure(key)
+            replayed = result is not None
         if result is None and self.cache is not None and \
                 (self.defer or self._repairs_batch_answer(messages, schema, config, key)):
             self.cache.add_pending(key, self.model_id,
@@ -274,7 +276,7 @@ class ModelClient:
                     result.kind not in NOT_RECORDED:
                 self.cache.put_failure(key, self.model_id, {
                     **result.model_dump(mode="json"), "endpoint": self.endpoint_fingerprint()})
-        self.ledger.record(result)
+        self.ledger.record(result, replayed=replayed)
         if isinstance(result, ModelFailure) and self.raise_on_failure:
             raise ModelCallError(result)
         return result
@@ -463,8 +465,12 @@ class ModelClient:
             await limiter.acquire(_estimate_tokens(body, config)
                                   if limiter.tpm is not None else 0)
             start = time.perf_counter()
+            self.ledger.sent(retry=state.sends > 0)
+            state.sends += 1
             try:
-                return await self.provider.send(body, self.timeout)
+                answer = await self.provider.send(body, self.timeout)
+                self.ledger.answered(self.model_id, answer.usage)
+                return answer
             except ProviderError as exc:
                 if exc.kind == "timeout":
                     hold = min(self.timeout, 60.0)
@@ -571,11 +577,11 @@ class ModelClient:
 class _Attempts:
     """The state of one question's live attempts."""
 
-    __slots__ = ("conversation", "repairs", "resized", "spent", "timeouts", "tries")
+    __slots__ = ("conversation", "repairs", "resized", "sends", "spent", "timeouts", "tries")
 
     def __init__(self, conversation: list[Message]) -> None:
         self.conversation = conversation
-        self.tries = self.repairs = self.timeouts = 0
+        self.tries = self.repairs = self.timeouts = self.sends = 0
         self.resized = False
         self.spent = 0.0
 

@@ -1,4 +1,8 @@
-"""Usage accounting across a run: calls, tokens, cache hits, failures and cost."""
+"""Usage accounting across a run: calls, tokens, cache hits, failures and cost.
+
+Counted where the request goes out and its answer comes back (``ModelClient._send``), so
+``calls`` is what a proxy in front of the server would count: every attempt, retry and
+repair round is one call, and every answered call's tokens are added."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from agentcredit.llm.types import ModelFailure, ModelResponse
+from agentcredit.llm.types import ModelFailure, ModelResponse, Usage
 
 
 @dataclass(frozen=True)
@@ -24,7 +28,9 @@ class UsageLedger:
 
     prices: dict[str, Price] = field(default_factory=dict)
     calls: int = 0
+    retries: int = 0
     cache_hits: int = 0
+    replayed_failures: int = 0
     input_tokens: int = 0
     cached_input_tokens: int = 0
     output_tokens: int = 0
@@ -34,27 +40,33 @@ class UsageLedger:
     cost_usd: float = 0.0
     unpriced_models: set[str] = field(default_factory=set)
 
-    def record(self, result: ModelResponse | ModelFailure) -> None:
-        """Add one call's outcome."""
-        if isinstance(result, ModelFailure):
-            self.failures[result.kind] += 1
-            return
-        if result.cached:
-            self.cache_hits += 1
-            return
+    def sent(self, *, retry: bool = False) -> None:
+        """One request went out (``retry``: not the question's first)."""
         self.calls += 1
-        usage = result.usage
+        self.retries += retry
+
+    def answered(self, model: str, usage: Usage) -> None:
+        """One request came back with an answer: its tokens and cost."""
         self.input_tokens += usage.input
         self.cached_input_tokens += usage.cached_input
         self.output_tokens += usage.output
-        price = self.prices.get(result.model) or self.prices.get(result.model.split("/", 1)[-1])
+        price = self.prices.get(model) or self.prices.get(model.split("/", 1)[-1])
         if price is None:
-            self.unpriced_models.add(result.model)
+            self.unpriced_models.add(model)
             return
         fresh = usage.input - usage.cached_input
         cached_rate = price.cached_input if price.cached_input is not None else price.input
         self.cost_usd += (fresh * price.input + usage.cached_input * cached_rate
                           + usage.output * price.output) / 1e6
+
+    def record(self, result: ModelResponse | ModelFailure, *, replayed: bool = False) -> None:
+        """Add one question's outcome: a cache hit, or a failure by kind (``replayed``: a
+        failure an earlier run recorded, given again without a request)."""
+        if isinstance(result, ModelFailure):
+            self.failures[result.kind] += 1
+            self.replayed_failures += replayed
+        elif result.cached:
+            self.cache_hits += 1
 
     def absorb(self, other: UsageLedger) -> None:
         """Add another ledger's totals (a worker process's, at the end of its shard).
@@ -88,7 +100,9 @@ class UsageLedger:
         """Totals as a plain dict (cost is None when no price was known)."""
         return {
             "calls": self.calls,
+            "retries": self.retries,
             "cache_hits": self.cache_hits,
+            "replayed_failures": self.replayed_failures,
             "input_tokens": self.input_tokens,
             "cached_input_tokens": self.cached_input_tokens,
             "output_tokens": self.output_tokens,

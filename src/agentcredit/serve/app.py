@@ -2,7 +2,8 @@
 
 Endpoints:
 
-- ``GET /health`` → ``{"status": "ok", "bank": <hash>, "model": <id>, "skills": n}``.
+- ``GET /health`` → ``{"status": "ok", "bank": <hash>, "model": <id>, "skills": n,
+  "usage": <this worker's model requests, cache hits, failures and tokens>}``.
 - ``POST /get_reward`` — OpenRLHF's remote reward model (``--remote_rm_url
   http://host:port/get_reward``): ``{"query": [prompt+response, ...], "prompts": [...],
   "labels": [...]}`` → ``{"rewards": [...], "scores": [...], "extra_logs": {...}}``. Each
@@ -98,9 +99,11 @@ class _Service:
 
     async def health(self, request: Request) -> JSONResponse:
         bank = self.reward.bank
+        verifier = self.reward.verifier
         return JSONResponse({"status": "ok", "bank": bank.hash if bank else None,
-                             "model": self.reward.verifier.model_id if self.reward.verifier
-                             else None, "skills": len(bank.skills) if bank else 0})
+                             "model": verifier.model_id if verifier else None,
+                             "skills": len(bank.skills) if bank else 0,
+                             "usage": verifier.ledger.summary() if verifier else None})
 
     async def openapi(self, request: Request) -> JSONResponse:
         from agentcredit.version import __version__

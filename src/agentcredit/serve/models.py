@@ -121,6 +121,9 @@ class Health(BaseModel):
     bank: str | None
     model: str | None
     skills: int
+    usage: dict[str, Any] | None = Field(
+        default=None, description="This worker's model requests sent (retries among them), "
+        "answers from the cache, failures by kind and tokens, counted as the server saw them.")
 
 
 class ErrorResponse(BaseModel):
