@@ -100,8 +100,10 @@ class FakeLLMServer(Loopback):
 
     def __init__(self, responder: Responder = default_responder,
                  faults: FaultPlan | None = None, latency: float = 0.0,
-                 retry_after: float = 0.01, slow_seconds: float = 3.0, port: int = 0) -> None:
+                 retry_after: float = 0.01, slow_seconds: float = 3.0, port: int = 0,
+                 cut_at_max_tokens: bool = False) -> None:
         self.responder = responder
+        self.cut_at_max_tokens = cut_at_max_tokens
         self.faults = faults or (lambda i, body: None)
         self.latency = latency
         self.retry_after = retry_after
@@ -161,7 +163,7 @@ class FakeLLMServer(Loopback):
                     return self._raw(200, b'{"id": "x", "choices": [')
                 text = '{"unexpected": true}' if fault == "schema" else server.responder(body)
                 payload = anthropic_message(body, text) if anthropic else \
-                    chat_completion(body, text)
+                    chat_completion(body, text, cut=server.cut_at_max_tokens)
                 if fault == "gzip":
                     return self._raw(200, gzip.compress(json.dumps(payload).encode()),
                                      {"content-encoding": "gzip"})
@@ -216,12 +218,17 @@ def embeddings_answer(body: dict[str, Any]) -> dict[str, Any]:
             "usage": {"prompt_tokens": 0, "total_tokens": 0}}
 
 
-def chat_completion(body: dict[str, Any], text: str) -> dict[str, Any]:
-    """An OpenAI chat.completion answering ``text``."""
+def chat_completion(body: dict[str, Any], text: str, *, cut: bool = False) -> dict[str, Any]:
+    """An OpenAI chat.completion answering ``text`` (``cut``: cut off at the request's
+    ``max_tokens``, four characters a token, as a server does)."""
     prompt = len(json.dumps(body.get("messages", ""))) // 4
+    limit = body.get("max_tokens")
+    finish = "stop"
+    if cut and isinstance(limit, int) and len(text) > 4 * limit:
+        text, finish = text[:4 * limit], "length"
     return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0,
             "model": body.get("model", "fake"),
-            "choices": [{"index": 0, "finish_reason": "stop",
+            "choices": [{"index": 0, "finish_reason": finish,
                          "message": {"role": "assistant", "content": text}}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": len(text) // 4,
                       "total_tokens": prompt + len(text) // 4,

@@ -17,7 +17,7 @@ from rich.markup import escape
 from rich.progress import TaskID
 from rich.table import Table
 
-from agentcredit.cli.advice import advice
+from agentcredit.cli.advice import advice, nothing_scored_hint, refused_line
 from agentcredit.cli.console import bars, fail, print_read_errors
 from agentcredit.cli.text import q
 from agentcredit.cli.watch import StatusLines, terminating
@@ -113,6 +113,8 @@ def print_run(console: Console, result: RunResult) -> None:
     console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
                   f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"
                   + (f", {len(report.deferred)} queued for a batch" if report.deferred else ""))
+    if refused_line(report, result.out):
+        console.print(q(refused_line(report, result.out)), soft_wrap=True)
     store = RunStore(result.out)
     print_summary(console, store, result.summary, result.judged, result.usage, result.elapsed)
     made = q(result.report_path) if result.report_path else "made once nothing is queued"
@@ -145,9 +147,7 @@ def nothing_scored(console: Console, result: RunResult) -> None:
     if not result.trials or judged.judged or judged.resumed or result.queued:
         return
     why = judged.skipped[0][1] if judged.skipped else "no trial could be judged"
-    hint = ("add --model provider/name: without a model, checklists are derived from the "
-            "verifiers' per-check results, and these tasks have none"
-            if result.model is None else "check that --tasks holds the trials' tasks")
+    hint = nothing_scored_hint(result.model, result.checklists)
     console.print(f"[red]no trial scored[/red] ({result.trials} read): {q(escape(why))}; "
                   f"{q(hint)}", soft_wrap=True)
     raise typer.Exit(2)
@@ -226,7 +226,8 @@ def finish(console: Console, judged: JudgeSummary,
     if len(failures) > len(judged.failed):
         console.print(f"[red]{len(failures) - len(judged.failed)} checklists not built[/red] "
                       f"because model calls failed; first, {q(escape(where))}: "
-                      f"{q(escape(reason))}", soft_wrap=True)
+                      f"{q(escape(reason))}; "
+                      f"{q(advice(reason.removeprefix('model call failed: ')))}", soft_wrap=True)
     console.print(f"They have no score. Run {q(escape(_this_command(batch=False, keep=True)))} "
                   "to ask exactly those again: passing failures (network, server, rate limit) "
                   "are asked again by themselves, and so is a refused request once the "

@@ -223,9 +223,14 @@ class ModelClient:
         self._say(f"structured output via {self.info.structured}; {window}; {slots}")
 
     def endpoint_fingerprint(self) -> str:
-        """What a definitive failure is a failure of: the endpoint and its window."""
+        """What a definitive failure is a failure of: the endpoint, its window and the
+        settings that change an answer (answer tokens, the structured-output form asked
+        for). A failure is replayed only under the same ones: following the advice to raise
+        ``--max-tokens`` or change ``--structured`` asks again by itself."""
         return canonical_sha256({"endpoint": self.endpoint,
-                                 "window": self.info.context_tokens})[:16]
+                                 "window": self.info.context_tokens,
+                                 "max_tokens": self.settings.max_tokens,
+                                 "structured": self.settings.structured})[:16]
 
     @property
     def model_id(self) -> str:
@@ -446,7 +451,10 @@ class ModelClient:
                         Message(role="assistant", content=answer.text or "(empty)"),
                         Message(role="user", content=REPAIR_PROMPT.format(error=error))]
                     continue
-                return self._failure("schema_validation", error, attempts=state.tries, key=key)
+                mode = self._negotiating.mode if self._negotiating is not None else None
+                return self._failure("schema_validation", error + (
+                    f" [structured output via {mode}]" if mode else ""),
+                    attempts=state.tries, key=key)
             response = ModelResponse(
                 text=answer.text, parsed=parsed, usage=answer.usage, model=self.model_id,
                 latency_s=state.spent, request_id=answer.request_id, attempts=state.tries,
@@ -628,7 +636,8 @@ def validate_answer(
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, f"the answer is not valid JSON ({exc.msg} at position {exc.pos})"
+        where = "" if exc.msg.endswith(" at") else " at"  # "Unterminated string starting at"
+        return None, f"the answer is not valid JSON ({exc.msg}{where} character {exc.pos})"
     try:
         return schema.model_validate(value).model_dump(mode="json"), None
     except ValidationError as exc:

@@ -199,6 +199,8 @@ class _Judging:
         checklist = self.checklists.get(trial.task_id or "")
         if checklist is None:
             self._skip(trial.id, f"no checklist for task {trial.task_id!r}")
+            if self.model is not None and self.options.holistic:
+                await self._holistic_only(trial)
             return
         store = self.store
         if checklist.hash not in self.checklists_added:
@@ -231,6 +233,26 @@ class _Judging:
         async with self.semaphore:
             with task_owned_values(owned):
                 await self.ask(trial, checklist, task)
+
+    async def _holistic_only(self, trial: Trial) -> None:
+        """The holistic baseline of a trial whose task has no checklist: it needs none, so
+        ``--holistic`` still scores it (its partial credit stays undefined)."""
+        assert self.model is not None
+        self.store.add_trial(trial, None, flow_of(trial).flags)
+        task = self.tasks.get(trial.task_id or "")
+        if trial.id in self.have_holistic or verifier_output_in(trial, task) is not None:
+            return
+        instruction = instruction_for(trial, task)
+        owned = task_text(task.instruction, task.verifier_files) if task is not None else None
+        async with self.semaphore:
+            with task_owned_values(owned):
+                for _ in range(2):  # a second time only when the window was learned meanwhile
+                    window = self.model.window
+                    view = await fitted_view(self.model, trial, self.options.budget_tokens,
+                                             instruction=instruction,
+                                             checklist=generic_checklist(trial.task_id or ""))
+                    if await self.holistic(trial.id, instruction, view, window) != "again":
+                        return
 
     def _needs_model(self, trial_id: str) -> bool:
         if self.model is None:

@@ -149,9 +149,11 @@ class RunStore:
     def trials(self) -> list[dict[str, Any]]:
         return list(self.iter_trials())
 
-    def iter_trials(self) -> Iterator[dict[str, Any]]:
-        """The stored trials one at a time, in the order they were first stored."""
-        cursor = self.db.execute("SELECT * FROM trials ORDER BY rowid")
+    def iter_trials(self, *, without_checklist: bool = False) -> Iterator[dict[str, Any]]:
+        """The stored trials one at a time, in the order they were first stored (only those
+        whose task has no checklist, with ``without_checklist``)."""
+        cursor = self.db.execute("SELECT * FROM trials " + (
+            "WHERE checklist_hash IS NULL " if without_checklist else "") + "ORDER BY rowid")
         names = [d[0] for d in cursor.description]
         for values in cursor:
             row = dict(zip(names, values, strict=True))

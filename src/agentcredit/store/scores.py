@@ -115,8 +115,8 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
     reasons = _open_reasons(store) if asked else {}
     for stored in scored_trials(store, source=source, include_unjudged=True):
         if asked and "llm" not in stored.judgments:
-            rows.append(_unjudged(stored, reasons.get(stored.row["trial_id"],
-                                                      "not judged yet (run again)")))
+            rows.append(_unjudged(stored.row, stored.checklist, stored.holistic, reasons.get(
+                stored.row["trial_id"], "not judged yet (run again)")))
             continue
         trial, checklist, chosen, labels = stored.row, stored.checklist, stored.source, \
             stored.labels
@@ -129,7 +129,7 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
             perfect=metrics.perfect, perfect_with_endpoint=metrics.perfect_with_endpoint,
             items=metrics.items, yes=metrics.yes, no=metrics.no, abstain=metrics.abstain,
             unverified_evidence=sum(1 for j in labels if j.reason == "unverified_evidence"),
-            endpoint=fused.endpoint, fusion=fused.applied, judge=chosen,
+            endpoint=fused.endpoint, fusion=fused.applied, judge=_judge_name(chosen, labels),
             holistic=stored.holistic,
             condition=trial["condition"],
             checks_passed=sum(1 for s in statuses if s == "passed"), checks_total=len(statuses),
@@ -137,7 +137,26 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
             rules=f"{checklist.rules.id}@{checklist.rules.version}",
             synthesizer=checklist.synthesizer, judge_model=model, prompt_version=prompt,
             seed=seed, rigging=rigging_text(trial.get("rigging", ()))))
+    if asked:  # a task without a checklist: its trials' holistic scores (``--holistic``)
+        for trial in store.iter_trials(without_checklist=True):
+            holistic = store.holistic_score(trial["trial_id"])
+            if holistic is not None:
+                rows.append(_unjudged(trial, None, holistic, reasons.get(
+                    trial["trial_id"], f"no checklist for task {trial['task_id']!r}")))
     return rows
+
+
+def _judge_name(source: str, labels: list[ItemJudgment]) -> str:
+    """Who decided the trial's labels: ``llm`` only when the model said yes or no to some
+    item; ``outcome`` when it abstained on all of them (the score is the outcome's alone).
+
+    >>> from agentcredit.schema import ItemJudgment
+    >>> _judge_name("llm", [ItemJudgment(item_id="C1", label="abstain", source="llm")])
+    'outcome'
+    """
+    if source == "llm" and all(j.label == "abstain" for j in labels):
+        return "outcome"
+    return source
 
 
 def _open_reasons(store: RunStore) -> dict[str, str]:
@@ -149,20 +168,23 @@ def _open_reasons(store: RunStore) -> dict[str, str]:
     return reasons
 
 
-def _unjudged(stored: StoredTrial, reason: str) -> TrialScore:
-    """The row of a trial the model did not judge: no score, and why."""
-    trial, checklist = stored.row, stored.checklist
+def _unjudged(trial: dict[str, Any], checklist: Checklist | None, holistic: float | None,
+              reason: str) -> TrialScore:
+    """The row of a trial the model did not judge (or that has no checklist to judge): no
+    score, the holistic baseline when there is one, and why."""
+    statuses = list(trial["checks"].values())
     return TrialScore(
         trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
         partial_credit=None, coverage=None, perfect=False, perfect_with_endpoint=False,
-        items=len(checklist.items), yes=0, no=0, abstain=0, unverified_evidence=0,
-        endpoint=None, fusion="none", judge=NOT_JUDGED, holistic=stored.holistic,
-        condition=trial["condition"],
-        checks_passed=sum(1 for s in stored.statuses if s == "passed"),
-        checks_total=len(stored.statuses), checklist_hash=checklist.hash,
-        rules=f"{checklist.rules.id}@{checklist.rules.version}",
-        synthesizer=checklist.synthesizer, judge_model=None, prompt_version=None, seed=None,
-        not_judged=reason, rigging=rigging_text(trial.get("rigging", ())))
+        items=len(checklist.items) if checklist else 0, yes=0, no=0, abstain=0,
+        unverified_evidence=0, endpoint=None, fusion="none", judge=NOT_JUDGED,
+        holistic=holistic, condition=trial["condition"],
+        checks_passed=sum(1 for s in statuses if s == "passed"),
+        checks_total=len(statuses), checklist_hash=checklist.hash if checklist else "",
+        rules=f"{checklist.rules.id}@{checklist.rules.version}" if checklist else "",
+        synthesizer=checklist.synthesizer if checklist else "", judge_model=None,
+        prompt_version=None, seed=None, not_judged=reason,
+        rigging=rigging_text(trial.get("rigging", ())))
 
 
 def aggregate(all_rows: list[TrialScore]) -> dict[str, Any]:
