@@ -51,6 +51,7 @@ def stepping(console: Console, label: str, total: int | None = None,
             lines(label, status.done + 1, total or 0)
 
         yield step
+        lines.finish(label)
 
 
 def print_read_errors(console: Console, errors: list[ReadError] | list[tuple[str, str]],

@@ -73,6 +73,12 @@ def _print_counts(console: Console, result: RewardResult) -> None:
                   f"{len(result.skipped)}")
     for trial_id, why in summary.failed.items():
         console.print(f"  [red]x[/red] {q(trial_id)}: {q(why)}", soft_wrap=True)
+    for trial_id, criterion, why in summary.criteria_failed[:10]:
+        console.print(f"  [yellow]~[/yellow] {q(trial_id)} {q(criterion)}: no verdict, left out "
+                      f"of its rewards ({q(why)})", soft_wrap=True)
+    if len(summary.criteria_failed) > 10:
+        console.print(f"  … and {len(summary.criteria_failed) - 10} more criteria without a "
+                      "verdict (errors in the run store)")
 
 
 def _print_choices(console: Console, errors: list[ReadError], choices: dict[str, str],

@@ -178,8 +178,8 @@ def reported(console: Console, run_dir: Path) -> Iterator[Watched]:
         def progress(stage: str, done: int, total: int) -> None:
             lines(stage, done, total)
             if stage not in jobs:
-                jobs[stage] = progress_bars.add_task(stage, total=total)
-            progress_bars.update(jobs[stage], completed=done)
+                jobs[stage] = progress_bars.add_task(stage, total=total or None)
+            progress_bars.update(jobs[stage], completed=done, total=total or None)
 
         try:
             yield Watched(progress, status)

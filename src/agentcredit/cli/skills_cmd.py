@@ -146,6 +146,14 @@ def import_(
                       "the same command again and those skills get their rubric.",
                       soft_wrap=True)
         raise typer.Exit(2 if len(failed) == len(result.imported) else 1)
+    rejected = result.rubrics.rejected if result.rubrics else []
+    if rejected:
+        derived = len(result.rubrics.derived) if result.rubrics else 0
+        console.print(f"[red]{len(rejected)} rubrics rejected by the gates[/red] (see above); "
+                      "those skills have rubric: none, and `skills reward` cannot verify "
+                      "against them: import them again with a stronger --model and --force",
+                      soft_wrap=True)
+        raise typer.Exit(2 if derived == 0 else 1)
 
 
 def _print_rubrics(console: Console, result: ImportResult) -> None:

@@ -67,11 +67,18 @@ class StatusLines:
             return
         if stage not in self._begun:
             self._begun.add(stage)
-            self._say(f"{stage}: {total or 'unknown number'} to do")
+            self._say(f"{stage}: {total} to do" if total else
+                      f"{stage}: started (counted as the inputs are read)")
         if total and done >= total and stage not in self._ended:
             self._ended.add(stage)
             self._say(f"{stage}: {done}/{total} done in "
                       f"{clock(self._since_stage())}")
+
+    def finish(self, stage: str) -> None:
+        """Say a stage whose total was not known has ended, with what it did."""
+        if self.enabled and stage in self._begun and stage not in self._ended:
+            self._ended.add(stage)
+            self._say(f"{stage}: {self.status.done} done in {clock(self._since_stage())}")
 
     def _since_stage(self) -> float:
         return time.monotonic() - self.status.stage_started

@@ -261,6 +261,9 @@ class TrialStream:
         fingerprint for the index the caller keeps."""
         self.paths = [Path(path) for path in paths]
         self.read = 0
+        self.total: int | None = None
+        """How many trials the stream hands out, once reading has ended (None before)."""
+        self._produced = 0
         self._queue: queue.Queue[object] = queue.Queue(maxsize=window)
         self._stop = threading.Event()
         self._loader = _Loader(strict, inspect_scorer, sink=self._put)
@@ -292,6 +295,7 @@ class TrialStream:
     def _put(self, trial: Trial) -> None:
         if not self._offer(trial):
             raise StreamStopped
+        self._produced += 1
 
     def _walk(self) -> None:
         try:
@@ -299,6 +303,7 @@ class TrialStream:
                 for path in self.paths:
                     self._loader.path(path)
             self._loader.finish()
+            self.total = self._produced
             end: object = _END
         except StreamStopped:
             return

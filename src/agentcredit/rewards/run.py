@@ -63,6 +63,9 @@ class VerifySummary:
     resumed: list[str] = field(default_factory=list)
     deferred: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
+    criteria_failed: list[tuple[str, str, str]] = field(default_factory=list)
+    """(trial, criterion, why) of each criterion whose verifier call failed in a trial that
+    is verified by its other criteria (the failed ones are left out of its rewards)."""
 
 
 async def verify_all(store: RunStore, assignments: AsyncIterable[Assignment], model: Model, *,
@@ -109,14 +112,20 @@ async def _verify(store: RunStore, item: Assignment, model: Model, summary: Veri
     result = await verify_trial(item.trial, item.skill, model, item.instruction,
                                 budget_tokens=budget_tokens, seed=seed, record=asked,
                                 owned=item.owned, rule=rule)
+    failed = [c for c in result.criteria if c.status == "failed"] \
+        if isinstance(result, TrialVerdict) else []
+    if isinstance(result, TrialVerdict) and failed and len(failed) == len(result.criteria):
+        # No criterion got a verdict: nothing is verified, and the next run asks again.
+        result = Failed(f"no criterion got a verdict: {failed[0].criterion_id}: "
+                        f"{failed[0].rationale}")
     if isinstance(result, TrialVerdict):
         store.record_turn_verdict(
             result, responses=[r for r in asked if isinstance(r, ModelResponse)],
             failures=[r for r in asked if isinstance(r, ModelFailure)])
         summary.verified.append(item.trial.id)
-        for c in result.criteria:
-            if c.status == "failed":
-                store.add_error(item.trial.id, "turn-verifier", f"{c.criterion_id}: {c.rationale}")
+        for c in failed:
+            store.add_error(item.trial.id, "turn-verifier", f"{c.criterion_id}: {c.rationale}")
+            summary.criteria_failed.append((item.trial.id, c.criterion_id, c.rationale))
     elif isinstance(result, Deferred):
         summary.deferred[item.trial.id] = result.stage
     else:

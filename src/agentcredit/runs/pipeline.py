@@ -354,15 +354,15 @@ def _write_partial(run_dir: Path, fmt: str) -> None:
 
 def _stepper(progress: Progress | None, stage: str,
              total: int | TrialStream) -> Callable[[str], None]:
-    """``progress`` told of each unit done; for a stream still being read, the total is what
-    was read so far (exact once reading ends)."""
+    """``progress`` told of each unit done; for a stream still being read, the total is 0
+    (unknown) until reading ends, then exact."""
     done = 0
 
     def step(_: str) -> None:
         nonlocal done
         done += 1
         if progress is not None:
-            progress(stage, done, total if isinstance(total, int) else max(done, total.read))
+            progress(stage, done, total if isinstance(total, int) else total.total or 0)
 
     if progress is not None and isinstance(total, int):
         progress(stage, 0, total)

@@ -49,7 +49,8 @@ class RunStatus:
         in_stage = max(now - self.stage_started, 1e-9)
         failed = self.failed_calls
         in_flight = self.client.in_flight if self.client is not None else 0
-        parts = [f"{self.stage} {self.done}/{self.total}",
+        parts = [f"{self.stage} {self.done}/{self.total}" if self.total else
+                 f"{self.stage} {self.done} done",
                  f"{failed} failed call{'' if failed == 1 else 's'}",
                  f"{in_flight} in flight", f"{clock(now - self.started)} elapsed"]
         if self.done:
