@@ -49,11 +49,12 @@ def derive_checklist(task: Task, rules: Rules) -> Checklist | Rejection:
 
 
 async def build_checklists(
-    tasks: list[Task], out: Path, rules: Rules, *, model: Model | None = None,
+    tasks: list[Task], out: Path | str, rules: Rules, *, model: Model | None = None,
     concurrency: int = 4, force: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """Freeze a checklist per task into ``out``; already frozen tasks are kept (resume)."""
+    out = Path(out)
     report = BuildReport()
     semaphore = asyncio.Semaphore(max(1, concurrency))
 

@@ -62,8 +62,9 @@ def make_checklist(task_id: str, items: list[ChecklistItem], waivers: list[Waive
         hash=checklist_hash(task_id, items))
 
 
-def freeze(checklist: Checklist, directory: Path, *, force: bool = False) -> Path:
+def freeze(checklist: Checklist, directory: Path | str, *, force: bool = False) -> Path:
     """Write a checklist and record its hash in the lock file (atomically)."""
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / file_name(checklist.task_id)
     if path.exists() and not force:
@@ -98,15 +99,17 @@ def integrity_failures(checklist: Checklist, lock: dict[str, str]) -> list[GateF
     return [GateFailure(code, None, message) for code, message in found if message]
 
 
-def load_checklist(path: Path) -> Checklist:
+def load_checklist(path: Path | str) -> Checklist:
     """A frozen checklist whose hash and lock entry match; IntegrityError otherwise."""
+    path = Path(path)
     checklist = read_checklist(path)
     verify(path, [f.message for f in integrity_failures(checklist, read_lock(path.parent))])
     return checklist
 
 
-def load_checklists(directory: Path) -> dict[str, Checklist]:
+def load_checklists(directory: Path | str) -> dict[str, Checklist]:
     """Every frozen checklist of a directory, by task id (integrity checked)."""
+    directory = Path(directory)
     found: dict[str, Checklist] = {}
     for path in sorted(directory.glob("*.json")):
         checklist = load_checklist(path)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +15,7 @@ from rich.console import Console
 
 from agentcredit.cli.console import fail
 from agentcredit.errors import AgentCreditError
-from agentcredit.llm.endpoint import EndpointSettings, parse_concurrency
+from agentcredit.llm.endpoint import EndpointSettings, environment_base_url, parse_concurrency
 from agentcredit.llm.spec import ModelSpec
 from agentcredit.llm.structured import STRUCTURED_CHOICES
 
@@ -136,20 +135,6 @@ def model_spec(model: str | None, *, default: int = 8, base_url: str | None = No
                                 context_tokens=context_tokens, concurrency=jobs)
     return ModelSpec(model, base_url=base_url, endpoint=endpoint, redact=not no_redact,
                      notify=notice, **settings)
-
-
-def environment_base_url(model: str) -> str | None:
-    """The base URL the provider's SDK takes from the environment (``OPENAI_BASE_URL``,
-    ``ANTHROPIC_BASE_URL``), which decides the default concurrency as ``--base-url`` does.
-
-    >>> import os; os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:8080/v1"
-    >>> environment_base_url("openai/x"), environment_base_url("scripted/x")
-    ('http://127.0.0.1:8080/v1', None)
-    >>> del os.environ["OPENAI_BASE_URL"]
-    """
-    variable = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}.get(
-        model.partition("/")[0])
-    return (os.environ.get(variable) or None) if variable else None
 
 
 def notice(text: str) -> None:

@@ -43,19 +43,19 @@ class EvolveResult:
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-def make_runner(runner: str, *, work_dir: Path, harbor: str = "harbor",
+def make_runner(runner: str, *, work_dir: Path | str, harbor: str = "harbor",
                 agent: str = "claude-code", agent_model: str | None = None,
                 runner_args: Sequence[str] = (), command: str | None = None) -> RolloutRunner:
     """The rollout runner a ``--runner`` name asks for (harbor, command, simulated/<name>)."""
     if runner == "harbor":
         _on_path(harbor, "the harbor executable (install Harbor, or give --harbor PATH)")
         return HarborRunner(harbor=harbor, agent=agent, model=agent_model,
-                            extra=list(runner_args), work_dir=work_dir)
+                            extra=list(runner_args), work_dir=Path(work_dir))
     if runner == "command":
         if not command:
             raise ConfigError("--runner command needs --command")
         _on_path(shlex.split(command)[0], "the --command program")
-        return CommandRunner(argv=shlex.split(command), work_dir=work_dir)
+        return CommandRunner(argv=shlex.split(command), work_dir=Path(work_dir))
     if runner.startswith("simulated/"):
         return registered_runner(runner.split("/", 1)[1])
     raise ConfigError(f"unknown runner {runner!r} (harbor, command, simulated/<name>)")
@@ -82,7 +82,7 @@ async def evolve_async(
     bank_dir: Path | str, tasks: Sequence[Path | str], *, runner: str | RolloutRunner,
     model: ModelLike, verifier_model: ModelLike | None = None,
     skill: str | None = None, rounds: int = 10, h: int = 10, tasks_per_round: int = 8,
-    trajectories: int = 128, seed: int = 0, work_dir: Path | None = None,
+    trajectories: int = 128, seed: int = 0, work_dir: Path | str | None = None,
     harbor: str = "harbor", agent: str = "claude-code", agent_model: str | None = None,
     runner_args: Sequence[str] = (), command: str | None = None,
     progress: Callable[[str], None] | None = None,
@@ -102,8 +102,9 @@ async def evolve_async(
         if verifier_model else proposer
     assert proposer is not None and verifier is not None
     chosen = runner if not isinstance(runner, str) else make_runner(
-        runner, work_dir=work_dir or bank_dir / "evolve" / "runs", harbor=harbor, agent=agent,
-        agent_model=agent_model, runner_args=runner_args, command=command)
+        runner, work_dir=Path(work_dir) if work_dir else Path(bank_dir) / "evolve" / "runs",
+        harbor=harbor, agent=agent, agent_model=agent_model, runner_args=runner_args,
+        command=command)
     loaded = load([Path(t) for t in tasks])
     result = EvolveResult(read_errors=loaded.errors,
                           groups=await _groups(bank, loaded.tasks, skill))

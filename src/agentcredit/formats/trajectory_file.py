@@ -45,8 +45,9 @@ def _sniff_first_line(raw: bytes) -> tuple[TrajectoryFormat | None, Any]:
     return line_format(first), first if whole else None
 
 
-def read_trajectory_file(path: Path) -> ParsedTrajectory:
+def read_trajectory_file(path: Path | str) -> ParsedTrajectory:
     """Parse a trajectory file of any registered format; InputError when none fits."""
+    path = Path(path)
     try:
         raw = read_bytes(path)
     except TooLarge:

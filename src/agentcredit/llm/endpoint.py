@@ -10,6 +10,7 @@ its own error messages.
 
 from __future__ import annotations
 
+import os
 import re
 import urllib.parse
 from dataclasses import dataclass
@@ -44,11 +45,53 @@ class EndpointSettings:
         if self.context_tokens is not None and self.context_tokens < 256:
             raise ConfigError("--context-tokens must be at least 256")
 
+    @classmethod
+    def from_environment(cls, base_url: str | None) -> EndpointSettings:
+        """The settings a trainer's environment gives (for hooks that take no options):
+        ``AGENTCREDIT_TIMEOUT``, ``AGENTCREDIT_MAX_TOKENS``, ``AGENTCREDIT_STRUCTURED``,
+        ``AGENTCREDIT_CONTEXT_TOKENS`` and ``AGENTCREDIT_CONCURRENCY`` (a number or
+        ``auto``; unset: ``auto`` for a local ``base_url``), as the options of that name.
+
+        >>> os.environ["AGENTCREDIT_TIMEOUT"] = "600"
+        >>> s = EndpointSettings.from_environment("http://127.0.0.1:8080/v1")
+        >>> s.timeout, s.concurrency
+        (600.0, None)
+        >>> del os.environ["AGENTCREDIT_TIMEOUT"]
+        """
+        def number(name: str, kind: type) -> Any:
+            text = os.environ.get(f"AGENTCREDIT_{name}", "").strip()
+            try:
+                return kind(text) if text else None
+            except ValueError:
+                raise ConfigError(f"AGENTCREDIT_{name}={text!r} is not a number") from None
+
+        timeout = number("TIMEOUT", float)
+        return cls(timeout=cls.timeout if timeout is None else timeout,
+                   max_tokens=number("MAX_TOKENS", int),
+                   structured=os.environ.get("AGENTCREDIT_STRUCTURED", "").strip() or "auto",
+                   context_tokens=number("CONTEXT_TOKENS", int),
+                   concurrency=parse_concurrency(
+                       os.environ.get("AGENTCREDIT_CONCURRENCY") or None, base_url))
+
     def record(self) -> dict[str, Any]:
         """The settings as provenance."""
         return {"timeout": self.timeout, "max_tokens": self.max_tokens,
                 "structured": self.structured, "context_tokens": self.context_tokens,
                 "concurrency": "auto" if self.concurrency is None else self.concurrency}
+
+
+def environment_base_url(model: str) -> str | None:
+    """The base URL the provider's SDK takes from the environment (``OPENAI_BASE_URL``,
+    ``ANTHROPIC_BASE_URL``), which decides the default concurrency as ``--base-url`` does.
+
+    >>> import os; os.environ["OPENAI_BASE_URL"] = "http://127.0.0.1:8080/v1"
+    >>> environment_base_url("openai/x"), environment_base_url("scripted/x")
+    ('http://127.0.0.1:8080/v1', None)
+    >>> del os.environ["OPENAI_BASE_URL"]
+    """
+    variable = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}.get(
+        model.partition("/")[0])
+    return (os.environ.get(variable) or None) if variable else None
 
 
 def parse_concurrency(value: str | int | None, base_url: str | None) -> int | None:

@@ -34,7 +34,7 @@ class ModelSpec:
 
     model: str
     base_url: str | None = None
-    cache: Path | None = None
+    cache: Path | str | None = None
     """The response cache file; None: the job's own, else ``default_cache_path()``."""
     no_cache: bool = False
     retry_failed: bool = False
@@ -42,11 +42,16 @@ class ModelSpec:
     batch: bool = False
     rpm: int | None = None
     tpm: int | None = None
-    prices: Path | None = None
+    prices: Path | str | None = None
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
     notify: Callable[[str], None] | None = field(default=None, compare=False)
     """Where the client's notices go (what it learned of a server, a form stepped down);
     None: the ``agentcredit.llm`` logger. The command line prints them."""
+
+    def __post_init__(self) -> None:
+        for name in ("cache", "prices"):  # a path given as text is a path
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, Path(getattr(self, name)))
 
     @property
     def concurrency(self) -> int:
@@ -74,13 +79,13 @@ ModelLike = str | ModelSpec | ModelClient
 :class:`ModelSpec`, or a client the caller built (used as it is)."""
 
 
-def client_for(model: ModelLike | None, *, default_cache: Path | None = None
+def client_for(model: ModelLike | None, *, default_cache: Path | str | None = None
                ) -> ModelClient | None:
     """The client a job uses for ``model`` (None when no model was asked for)."""
     if model is None or isinstance(model, ModelClient):
         return model
     spec = ModelSpec(model) if isinstance(model, str) else model
-    return spec.client(default_cache)
+    return spec.client(Path(default_cache) if default_cache else None)
 
 
 @dataclass(frozen=True)

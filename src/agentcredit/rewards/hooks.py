@@ -29,6 +29,7 @@ from agentcredit.errors import ConfigError, InputError
 from agentcredit.evidence.dataflow import flow_of
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
+from agentcredit.llm.endpoint import EndpointSettings, environment_base_url
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
 from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
@@ -290,7 +291,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
     manager). The process part is added when ``extra_info`` names a ``skill_id`` and
     ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
     (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
-    ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``). The bank, the client and its
+    ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``; the endpoint settings of
+    :meth:`EndpointSettings.from_environment`: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
+    ``_STRUCTURED``, ``_CONTEXT_TOKENS``, ``_CONCURRENCY``). The bank, the client and its
     cache are built once per process. verl needs a number for every sample: a sample that
     cannot be scored raises a ConfigError naming it, unless ``AGENTCREDIT_UNSCORED`` is
     ``fallback:<value>`` (that value is sent, with ``unscored_code`` and ``unscored``).
@@ -328,14 +331,16 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
 
 def verl_reward() -> SkillRubricReward:
     """The reward the environment configures, built once per process and settings."""
-    return shared_reward(os.environ.get("AGENTCREDIT_BANK") or None,
-                         os.environ.get("AGENTCREDIT_VERIFIER_MODEL") or None,
+    model = os.environ.get("AGENTCREDIT_VERIFIER_MODEL") or None
+    base_url = os.environ.get("AGENTCREDIT_BASE_URL") or None
+    where = base_url or (environment_base_url(model) if model else None)
+    return shared_reward(os.environ.get("AGENTCREDIT_BANK") or None, model,
                          process_weight=float(os.environ.get("AGENTCREDIT_PROCESS_WEIGHT",
                                                              "0.5")),
-                         base_url=os.environ.get("AGENTCREDIT_BASE_URL") or None,
-                         cache=os.environ.get("AGENTCREDIT_CACHE") or None,
+                         base_url=base_url, cache=os.environ.get("AGENTCREDIT_CACHE") or None,
                          rigging_penalty=float(os.environ.get("AGENTCREDIT_RIGGING_PENALTY",
-                                                              "0")))
+                                                              "0")),
+                         endpoint=EndpointSettings.from_environment(where))
 
 
 _SHARED: dict[tuple[Any, ...], SkillRubricReward] = {}
@@ -344,18 +349,22 @@ _SHARED_LOCK = threading.Lock()
 
 def shared_reward(bank: str | Path | None, model: str | None, *, process_weight: float = 0.5,
                   base_url: str | None = None, cache: str | Path | None = None,
-                  rigging_penalty: float = 0.0) -> SkillRubricReward:
+                  rigging_penalty: float = 0.0, endpoint: EndpointSettings | None = None,
+                  ) -> SkillRubricReward:
     """One reward per (bank content, model, settings) in this process: the bank is loaded and
-    verified, and the verifier client and its cache opened, the first time only."""
+    verified, and the verifier client and its cache opened, the first time only
+    (``endpoint``: timeout, answer tokens, structured form, window, concurrency)."""
     if not bank or not model:
         return SkillRubricReward()
+    endpoint = endpoint or EndpointSettings()
     loaded = _bank(str(Path(bank).resolve()), _stamp(Path(bank)))
-    key = (loaded.hash, model, process_weight, base_url, str(cache or ""), rigging_penalty)
+    key = (loaded.hash, model, process_weight, base_url, str(cache or ""), rigging_penalty,
+           tuple(sorted(endpoint.record().items())))
     with _SHARED_LOCK:
         if key not in _SHARED:
             from agentcredit.llm.spec import ModelSpec
 
-            client = ModelSpec(model, base_url=base_url,
+            client = ModelSpec(model, base_url=base_url, endpoint=endpoint,
                                cache=Path(cache) if cache else None).client()
             _SHARED[key] = SkillRubricReward(bank=loaded, verifier=client,
                                              process_weight=process_weight,

@@ -104,7 +104,7 @@ async def turn_rewards_async(
     bank: SkillBank | Path | str, trials: Sequence[Path | str], out: Path | str, *,
     model: ModelLike, process_weight: float = 1.0, normalize: bool = False,
     skill: str | None = None, tasks: Sequence[Path | str] = (), embed: str = "lexical",
-    seed: int = 0, budget_tokens: int = 24_000, rules: Path | None = None,
+    seed: int = 0, budget_tokens: int = 24_000, rules: Path | str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the

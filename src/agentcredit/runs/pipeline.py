@@ -83,7 +83,7 @@ class RunResult:
 class JudgeRunOptions(TypedDict, total=False):
     """The keyword options :func:`judge_run` passes on to :func:`judge_run_async`."""
 
-    tasks: Path | None
+    tasks: Path | str | None
     per_item: bool
     holistic: bool
     generic: bool
@@ -92,13 +92,13 @@ class JudgeRunOptions(TypedDict, total=False):
     evidence: str
     progress: Progress | None
     workers: int
-    rules: Path | None
+    rules: Path | str | None
 
 
 class ScoreOptions(TypedDict, total=False):
     """The keyword options :func:`score` passes on to :func:`score_async`."""
 
-    rules: Path | None
+    rules: Path | str | None
     per_item: bool
     holistic: bool
     generic: bool
@@ -133,7 +133,7 @@ def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
 
 async def score_async(
     tasks: Path | str, trials: Path | str, out: Path | str, *,
-    model: ModelLike | None = None, rules: Path | None = None, per_item: bool = False,
+    model: ModelLike | None = None, rules: Path | str | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
     fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
     progress: Progress | None = None, workers: int = 1,
@@ -270,10 +270,10 @@ def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
 
 async def judge_run_async(
     trials: Path | str, checklists: Path | str, out: Path | str, *,
-    model: ModelLike | None = None, tasks: Path | None = None, per_item: bool = False,
+    model: ModelLike | None = None, tasks: Path | str | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
     evidence: str = "outputs", progress: Progress | None = None,
-    workers: int = 1, rules: Path | None = None,
+    workers: int = 1, rules: Path | str | None = None,
 ) -> RunResult:
     """Judging only, against checklists frozen earlier (see :func:`score_async`); ``rules``
     gives the evidence section (what a specific quote is)."""

@@ -3,7 +3,10 @@
 Set ``AGENTCREDIT_REWARD_URL`` (e.g. ``http://rewards:8000``) and point
 ``custom_reward_function.path`` at this file with ``.name`` = ``compute_score`` (per sample)
 or ``compute_score_batch`` (verl's ``batch`` reward manager). Every worker then shares the
-service's one verifier, cache and rate limit; ``extra_info["prompt"]`` is the prompt text.
+service's one verifier, cache, rate limit and model settings (the service's options: its
+``--timeout``, ``--max-tokens``, ``--concurrency`` ...); ``AGENTCREDIT_REWARD_TIMEOUT``
+(seconds, default 600) bounds one request to the service; ``extra_info["prompt"]`` is the
+prompt text.
 A sample the service could not score carries ``unscored_code`` and ``unscored`` (why) beside
 the fallback the service was started with (``--unscored fallback:<value>``); without one,
 the call raises a ConfigError naming the sample (verl needs a number, never a silent 0).
@@ -27,7 +30,8 @@ _LOCK = threading.Lock()
 def _client(url: str) -> httpx.Client:
     with _LOCK:
         if url not in _CLIENTS:
-            _CLIENTS[url] = httpx.Client(base_url=url, timeout=httpx.Timeout(600.0))
+            seconds = float(os.environ.get("AGENTCREDIT_REWARD_TIMEOUT") or 600)
+            _CLIENTS[url] = httpx.Client(base_url=url, timeout=httpx.Timeout(seconds))
         return _CLIENTS[url]
 
 

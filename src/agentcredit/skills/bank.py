@@ -55,8 +55,9 @@ def make_bank(skills: Iterable[Skill], *, benchmark: str | None, embedding: str,
                      hash=bank_hash(ordered, benchmark))
 
 
-def freeze_bank(bank: SkillBank, directory: Path) -> Path:
+def freeze_bank(bank: SkillBank, directory: Path | str) -> Path:
     """Write ``bank.json`` and ``bank.lock`` (each atomically)."""
+    directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / BANK_NAME
     atomic_write(path, bank.model_dump_json(indent=2) + "\n")
@@ -69,8 +70,9 @@ MAX_BANK_BYTES = 256 * 1024 * 1024
 """Largest ``bank.json`` read (a bank of thousands of skills is a few MB)."""
 
 
-def read_bank(directory: Path) -> SkillBank:
+def read_bank(directory: Path | str) -> SkillBank:
     """Parse ``bank.json`` without checking integrity (see load_bank)."""
+    directory = Path(directory)
     path = directory / BANK_NAME if directory.is_dir() else directory
     try:
         with confined_to([path.parent]):
@@ -83,8 +85,9 @@ def read_bank(directory: Path) -> SkillBank:
         raise InputError(str(path), f"not a skill bank: {first_error(exc)}") from None
 
 
-def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
+def integrity_problems(bank: SkillBank, directory: Path | str) -> list[str]:
     """Hash and lock mismatches of a frozen bank (empty when it is intact)."""
+    directory = Path(directory)
     actual = bank_hash(bank.skills, bank.benchmark)
     lock = read_lock(directory / LOCK_NAME)
     skills = lock.get("skills")
@@ -95,8 +98,9 @@ def integrity_problems(bank: SkillBank, directory: Path) -> list[str]:
     return [p for p in found if p]
 
 
-def load_bank(directory: Path) -> SkillBank:
+def load_bank(directory: Path | str) -> SkillBank:
     """A frozen bank whose hash and lock match; IntegrityError otherwise."""
+    directory = Path(directory)
     directory = directory if directory.is_dir() or not directory.name.endswith(".json") \
         else directory.parent
     bank = read_bank(directory)

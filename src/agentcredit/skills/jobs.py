@@ -225,7 +225,7 @@ async def build_bank_from_paths(
 
 
 def embedder_for(embed: str | Embedder, *, base_url: str | None = None,
-                 cache: Path | None = None) -> Embedder:
+                 cache: Path | str | None = None) -> Embedder:
     """The embedder an ``--embed`` name asks for; model-backed ones cache their vectors in
     ``cache`` (default: the shared response cache)."""
     if not isinstance(embed, str):
@@ -236,7 +236,7 @@ def embedder_for(embed: str | Embedder, *, base_url: str | None = None,
 
 def retrieve(bank: SkillBank | Path | str, tasks: Sequence[Task | Path | str], *, k: int = 1,
              embed: str | Embedder = "lexical", base_url: str | None = None,
-             cache: Path | None = None) -> list[Retrieval]:
+             cache: Path | str | None = None) -> list[Retrieval]:
     """The ``k`` best skills of ``bank`` (a bank or its folder) for each task (records, or
     folders and files to read them from). Term weights come from the bank alone.
 

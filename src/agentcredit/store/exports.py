@@ -15,12 +15,13 @@ from agentcredit.errors import ConfigError, PrerequisiteError
 FORMATS = ("csv", "jsonl", "parquet")
 
 
-def write_rows(rows: Iterable[dict[str, Any]], path: Path, fmt: str,
+def write_rows(rows: Iterable[dict[str, Any]], path: Path | str, fmt: str,
                columns: Sequence[str] | None = None) -> Path:
     """Write ``rows`` to ``path`` in ``fmt``; empty values stay empty (never 0). CSV and
     JSON Lines are written as the rows come (a generator is never held whole)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:

@@ -83,7 +83,8 @@ def _judgment(source: str, item_id: str, label: Any, reason: Any, rationale: str
 class RunStore:
     """Typed access to a run's SQLite file."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path | str) -> None:
+        run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         self.path = run_dir / STORE_NAME
         self.db = connect_wal(self.path, _SCHEMA)
