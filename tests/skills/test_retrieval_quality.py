@@ -95,8 +95,9 @@ def test_hit_rates_on_the_shared_skill_library(corpus: Path, tmp_path: Path) -> 
         assert out.exit_code == 0, out.output
         rates[backend] = json.loads(out.output)["evaluation"]
     assert rates["lexical"]["tasks"] == rates["bm25"]["tasks"] >= 50
-    # Today's figures (benchmarks/retrieval_quality.py): lexical 44/54 top-1, 48/54 top-3;
-    # bm25 46/54, 49/54. A change to the shared tokenizer or stop words that drops one
-    # task's top-1 fails here.
-    assert rates["lexical"]["top1"] >= 44 / 54 - 1e-3 and rates["bm25"]["top1"] >= 46 / 54 - 1e-3
-    assert rates["lexical"]["top3"] >= 48 / 54 - 1e-3 and rates["bm25"]["top3"] >= 49 / 54 - 1e-3
+    # Today's figures (benchmarks/retrieval_quality.py): lexical (field-aware BM25, the
+    # default) 50/54 top-1, 53/54 top-3; bm25 46/54, 49/54. A change to the shared tokenizer,
+    # the stop words or the field weights that drops one task's top-1 fails here.
+    assert rates["lexical"]["top1"] >= 50 / 54 - 1e-3 and rates["bm25"]["top1"] >= 46 / 54 - 1e-3
+    assert rates["lexical"]["top3"] >= 53 / 54 - 1e-3 and rates["bm25"]["top3"] >= 49 / 54 - 1e-3
+    assert rates["lexical"]["top1"] >= 0.9  # issue 58

@@ -15,7 +15,7 @@ from agentcredit.cli.app import app
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.schema import Task
 from agentcredit.skills.bank import freeze_bank, make_bank
-from agentcredit.skills.embed import make_embedder
+from agentcredit.skills.embed import FIELD_WEIGHTS, make_embedder
 from agentcredit.skills.ranking import retrieve
 from tests.conftest import EXAMPLES
 from tests.llm.fake_server import FakeLLMServer, fake_vector
@@ -36,15 +36,36 @@ def _bank(*skills: tuple[str, str]) -> object:
 def test_lexical_scores_equal_a_hand_computation() -> None:
     bank = _bank(("logs", "filter log lines"), ("csv", "summarise csv totals"))
     task = _task("t", "filter the error lines of a log")
-    # Weights come from the bank alone (2 texts): every bank word has df = 1, so
-    # idf = ln(3/2) + 1 for all; "error" is not a bank word and carries no weight ("the",
-    # "of", "a" are stop words). The task is then uniform over filter/lines/log, exactly A.
-    idf = math.log(3 / 2) + 1
-    expected = 3 * (idf / math.sqrt(3 * idf**2)) ** 2
-    assert round(expected, 6) == 1.0
+    # Field-aware BM25, statistics from the bank alone. Applicability: 2 texts of 3 words
+    # (|d| = avgdl, so each matched word adds idf * (k1 + 1) / (1 + k1) = idf), every word
+    # with df = 1: idf = ln(1 + 1.5 / 1.5) = ln 2, and the task matches filter, line, log.
+    # "error" is no bank word; "the", "of", "a" are stop words. The titles ("Skill logs":
+    # "logs" is not folded, four letters) and the guidance ("Stage 1. Do part 1.") match
+    # nothing. The csv skill matches nothing at all.
+    expected = 3 * math.log(2) * FIELD_WEIGHTS["applicability"]
     [result] = asyncio.run(retrieve(bank, [task], make_embedder("lexical"), k=2))  # type: ignore[arg-type]
     assert [(m.skill_id, m.score) for m in result.matches] == \
         [("logs", round(expected, 6)), ("csv", 0.0)]
+
+
+def test_a_skill_body_counts_at_a_quarter_weight() -> None:
+    with_body = make_skill("maven", applicability="Build Java projects.",
+                           body="Run mvn package; read pom.xml")
+    other = make_skill("gradle", applicability="Build Java projects.")
+    bank = make_bank([with_body, other], benchmark=None, embedding="lexical-tfidf-1",
+                     rules_version="r", prompt_version="p")
+    [result] = asyncio.run(retrieve(bank, [_task("t", "fix the pom.xml so mvn builds")],  # type: ignore[arg-type]
+                                    make_embedder("lexical"), k=2))
+    assert [m.skill_id for m in result.matches] == ["maven", "gradle"]
+    assert 0 < result.matches[0].score < 2 * FIELD_WEIGHTS["body"] * 2  # body words only
+
+
+def test_fusion_ranks_by_reciprocal_rank() -> None:
+    from agentcredit.skills.ranking import reciprocal_ranks
+
+    fused = reciprocal_ranks(np.array([[3.0, 2.0, 1.0]])) + \
+        reciprocal_ranks(np.array([[2.0, 3.0, 1.0]]))
+    assert fused[0, 0] == fused[0, 1] == 1 / 61 + 1 / 62 > fused[0, 2] == 2 / 63
 
 
 def test_ties_are_broken_by_skill_id_and_k_is_capped() -> None:

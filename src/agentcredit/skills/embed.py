@@ -29,7 +29,7 @@ from agentcredit.errors import ConfigError, PrerequisiteError
 from agentcredit.llm.cache import ResponseCache, cache_key
 from agentcredit.text import STOP, WORD
 
-BACKENDS = ("lexical", "bm25", "minilm", "openai/<model>")
+BACKENDS = ("lexical", "bm25", "minilm", "openai/<model>", "lexical+minilm")
 MINILM = "minilm/all-MiniLM-L6-v2"
 
 
@@ -132,26 +132,85 @@ def bm25(documents: Sequence[str], queries: Sequence[str], *, k1: float = 1.2,
     >>> [[round(float(x), 3) for x in row] for row in scores]
     [[0.755, 0.641], [0.199, 0.169]]
     """
-    docs = [Counter(tokens(d)) for d in documents]
-    lengths = np.asarray([sum(c.values()) for c in docs], dtype=np.float64)
-    average = float(lengths.mean()) if len(docs) and lengths.mean() > 0 else 1.0
-    df: Counter[str] = Counter(w for c in docs for w in c)
-    n = len(docs)
-    scores = np.zeros((len(queries), n))
-    norm = k1 * (1.0 - b + b * lengths / average)
-    for row, query in enumerate(queries):
-        for word in set(tokens(query)):
-            if word not in df:
-                continue
-            idf = np.log(1.0 + (n - df[word] + 0.5) / (df[word] + 0.5))
-            tf = np.asarray([c.get(word, 0) for c in docs], dtype=np.float64)
-            scores[row] += idf * tf * (k1 + 1.0) / (tf + norm)
-    return scores
+    return BM25Index(documents, k1=k1, b=b).score(queries)
 
 
-class LexicalEmbedder:
-    """TF-IDF over the collection being embedded; no dependency, no cache needed. For
-    retrieval, weights are fitted on the bank alone (:meth:`rank`)."""
+class BM25Index:
+    """BM25 statistics of a fixed collection, fitted once: each word's weight in each
+    document (``idf * tf * (k1 + 1) / (tf + norm)``) as a sparse matrix, so scoring a query
+    is one sparse product over its distinct words."""
+
+    def __init__(self, documents: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+        from scipy.sparse import csr_matrix
+
+        docs = [Counter(tokens(d)) for d in documents]
+        lengths = np.asarray([sum(c.values()) for c in docs], dtype=np.float64)
+        average = float(lengths.mean()) if len(docs) and lengths.mean() > 0 else 1.0
+        df: Counter[str] = Counter(w for c in docs for w in c)
+        self.vocabulary = {w: i for i, w in enumerate(sorted(df))}
+        n = len(docs)
+        rows, cols, values = [], [], []
+        for row, counts in enumerate(docs):
+            norm = k1 * (1.0 - b + b * lengths[row] / average)
+            for word, tf in counts.items():
+                idf = np.log(1.0 + (n - df[word] + 0.5) / (df[word] + 0.5))
+                rows.append(row)
+                cols.append(self.vocabulary[word])
+                values.append(idf * tf * (k1 + 1.0) / (tf + norm))
+        self.weights = csr_matrix((values, (rows, cols)),
+                                  shape=(n, max(len(self.vocabulary), 1))).T.tocsr()
+        self.documents = n
+
+    def score(self, queries: Sequence[str]) -> np.ndarray:
+        """Scores (queries x documents)."""
+        from scipy.sparse import csr_matrix
+
+        rows, cols = [], []
+        for row, query in enumerate(queries):
+            found = {self.vocabulary[w] for w in tokens(query) if w in self.vocabulary}
+            rows += [row] * len(found)
+            cols += sorted(found)
+        asked = csr_matrix((np.ones(len(rows)), (rows, cols)),
+                           shape=(len(queries), self.weights.shape[0]))
+        return np.asarray((asked @ self.weights).todense()).reshape(len(queries),
+                                                                    self.documents)
+
+
+FIELD_WEIGHTS = {"title": 1.0, "applicability": 1.0, "body": 0.25}
+"""BM25F-style weights of a skill's fields in retrieval: its name, its applicability text,
+and its body (a SKILL.md's own text, else its guidance stages) at a quarter, since a body is
+long and names the task's tools and files only among much else. On the 54 SkillsBench tasks
+that ship skills (138 skills), top-1 is 0.93 for body weights 0.15-0.35 and 0.83 without
+the body (``benchmarks/retrieval_quality.py``)."""
+
+
+class FieldedBM25:
+    """BM25 per field of the skills (:data:`FIELD_WEIGHTS`), summed with the fields'
+    weights; statistics from the bank alone, fitted once per bank (the service retrieves
+    for each request)."""
+
+    def __init__(self) -> None:
+        self._fitted: dict[int, dict[str, BM25Index]] = {}
+
+    def rank_fields(self, fields: dict[str, Sequence[str]], queries: Sequence[str]
+                    ) -> np.ndarray:
+        key = hash(tuple((name, tuple(texts)) for name, texts in sorted(fields.items())))
+        indexes = self._fitted.get(key)
+        if indexes is None:
+            indexes = {name: BM25Index(texts) for name, texts in fields.items()}
+            self._fitted = {key: indexes}  # one bank at a time
+        total: np.ndarray | None = None
+        for name, index in indexes.items():
+            part = FIELD_WEIGHTS.get(name, 1.0) * index.score(queries)
+            total = part if total is None else total + part
+        assert total is not None
+        return total
+
+
+class LexicalEmbedder(FieldedBM25):
+    """TF-IDF over the collection being embedded (clustering); no dependency, no cache
+    needed. Retrieval ranks with field-aware BM25 (:meth:`rank_fields`), statistics from the
+    bank alone."""
 
     name = "lexical-tfidf-1"
 
@@ -252,9 +311,29 @@ def cosine_matrix(a: Any, b: Any) -> np.ndarray:
                       dtype=np.float64)
 
 
+class FusedRanker:
+    """Retrieval by reciprocal-rank fusion of several rankers' rankings (``lexical+minilm``:
+    the field-aware lexical ranking and MiniLM's); retrieval only."""
+
+    def __init__(self, parts: list[Embedder]) -> None:
+        self.parts = parts
+
+    @property
+    def name(self) -> str:
+        return "+".join(part.name for part in self.parts) + "-rrf"
+
+    async def embed(self, texts: Sequence[str]) -> Any:
+        raise ConfigError(f"{self.name} fuses rankings for retrieval only; cluster with "
+                          "lexical or minilm")
+
+
 def make_embedder(spec: str, *, cache: ResponseCache | None = None,
                   base_url: str | None = None) -> Embedder:
-    """An embedder for ``lexical``, ``minilm`` or ``openai/<model>``."""
+    """An embedder for ``lexical``, ``bm25``, ``minilm``, ``openai/<model>``, or a fusion of
+    them joined by ``+`` (``lexical+minilm``; retrieval only)."""
+    if "+" in spec:
+        return FusedRanker([make_embedder(part, cache=cache, base_url=base_url)
+                            for part in spec.split("+")])
     if spec == "lexical":
         return LexicalEmbedder()
     if spec == "bm25":

@@ -1,7 +1,9 @@
-"""Retrieval: rank a bank's skills for each task by cosine similarity of embeddings.
+"""Retrieval: rank a bank's skills for each task.
 
-The task side is the task instruction; the skill side is the skill's applicability text
-(for BM25, its name and applicability text; never its guidance or rubric). Lexical weights
+The task side is the task instruction. The skill side: for the default ranker (``lexical``),
+its name, applicability text and body, each a BM25 field (:func:`skill_fields`); for
+``bm25``, its name and applicability text; for embedding models, its applicability text
+(cosine similarity). Never its rubric. Lexical weights
 (TF-IDF, BM25) come from the bank alone, so a task's ranking never depends on which other
 tasks are asked in the same call. Top-1 is the paper's choice; ``k`` gives more. Ties are
 broken by skill id, so a ranking is deterministic.
@@ -49,6 +51,15 @@ def _document(skill: Skill, kind: str) -> str:
     return skill.applicability
 
 
+def skill_fields(skills: Sequence[Skill]) -> dict[str, list[str]]:
+    """The fields a field-aware ranker reads: name, applicability text, and body (a
+    SKILL.md's own text, else the guidance stages' names and actions; never the rubric)."""
+    return {"title": [s.title.replace("-", " ") for s in skills],
+            "applicability": [s.applicability for s in skills],
+            "body": [s.body if s.body else " ".join(f"{g.name}. {g.action}" for g in s.guidance)
+                     for s in skills]}
+
+
 def top_k(similarity: np.ndarray, skill_ids: Sequence[str], k: int) -> list[tuple[Match, ...]]:
     """Per row, the ``k`` best columns by score (ties: smaller skill id first).
 
@@ -77,19 +88,50 @@ async def retrieve(bank: SkillBank, tasks: Sequence[Task], embedder: Embedder, *
                    k: int = 1) -> list[Retrieval]:
     """The ``k`` best skills of ``bank`` for each task."""
     skills = list(bank.skills)
-    rank_text = getattr(embedder, "document", "applicability")
     if not skills or not tasks:
         return [Retrieval(t.id, ()) for t in tasks]
-    documents = [_document(s, rank_text) for s in skills]
     queries = [t.instruction for t in tasks]
-    rank = getattr(embedder, "rank", None)
-    if rank is not None:  # weights from the bank alone: a task's ranking is its own
-        similarity = await rank(documents, queries)
-    else:  # embeddings are per text: asking tasks together changes nothing
-        vectors = await embedder.embed(documents + queries)
-        similarity = cosine_matrix(vectors[len(skills):], vectors[:len(skills)])
-    ranked = top_k(similarity, [s.id for s in skills], k)
+    parts = getattr(embedder, "parts", None)
+    if parts:  # reciprocal-rank fusion of the parts' rankings
+        similarity = sum([reciprocal_ranks(await _similarity(part, skills, queries))
+                          for part in parts])
+    else:
+        similarity = await _similarity(embedder, skills, queries)
+    ranked = top_k(np.asarray(similarity), [s.id for s in skills], k)
     return [Retrieval(t.id, r) for t, r in zip(tasks, ranked, strict=True)]
+
+
+async def _similarity(embedder: Embedder, skills: list[Skill], queries: list[str]
+                      ) -> np.ndarray:
+    """Scores (queries x skills) under one ranker; its weights come from the bank alone, so a
+    task's ranking never depends on the other tasks asked with it."""
+    rank_fields = getattr(embedder, "rank_fields", None)
+    if rank_fields is not None:  # field-aware
+        return np.asarray(rank_fields(skill_fields(skills), queries))
+    documents = [_document(s, getattr(embedder, "document", "applicability")) for s in skills]
+    rank = getattr(embedder, "rank", None)
+    if rank is not None:
+        return np.asarray(await rank(documents, queries))
+    vectors = await embedder.embed(documents + queries)  # per text: independent
+    return cosine_matrix(vectors[len(skills):], vectors[:len(skills)])
+
+
+RRF_K = 60
+"""The constant of reciprocal-rank fusion (Cormack et al.'s 60)."""
+
+
+def reciprocal_ranks(similarity: np.ndarray) -> np.ndarray:
+    """Each score replaced by ``1 / (RRF_K + rank)`` within its row (rank 1 = best; equal
+    scores share the better rank).
+
+    >>> reciprocal_ranks(np.array([[0.1, 0.9, 0.9]])).round(4).tolist()
+    [[0.0159, 0.0164, 0.0164]]
+    """
+    out = np.empty_like(similarity, dtype=np.float64)
+    for n, row in enumerate(similarity):
+        ranks = (row[None, :] > row[:, None]).sum(axis=1) + 1  # competition ranking
+        out[n] = 1.0 / (RRF_K + ranks)
+    return out
 
 
 def expected_from_lineage(bank: SkillBank) -> dict[str, set[str]]:
