@@ -38,7 +38,8 @@ LEAK = "S-LEAK"
 TOOL = "S-TOOL"
 EVIDENCE = "S-EVIDENCE"
 LINEAGE = "S-LINEAGE"
-RULES_VERSION = "skill-gates-4"  # 4: English-word tool names read in context; marking is observable
+RULES_VERSION = "skill-gates-5"
+# 5: a name counts where it is used as a tool ("skill module", `*.json`, languages pass)
 MIN_PARTS, MAX_PARTS = 3, 5
 
 _SHAPE_CUES = re.compile(r"\w\.[A-Za-z]{2,5}\b|/\w|\d|[\"'`“]|\b[A-Z]{2,}\b|\b[a-z]+[A-Z]\w*")

@@ -468,9 +468,13 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
             elif position is None and not _everyday(token, name, origin) and \
                     not (_lexicon().get(name, 0) and _modifies(text, end)):
                 position = "as a word"
-            elif position in _WEAK and _lexicon().get(name, 0) and not tool_shaped(name) and \
-                    (_modifies(text, end) or _joined_to_prose(text, end, tools)):
-                position = None  # "with rich detail", "with skill and care"
+            elif position in _WEAK and (_lexicon().get(name, 0) or name in FORMATS) and \
+                    not tool_shaped(name) and (_modifies(text, end, title=name in FORMATS)
+                                               or _joined_to_prose(text, end, tools)):
+                position = None  # "with rich detail", "with skill and care", "with JSON body"
+            if position is not None and _not_a_use(text, match.start(), end, name, origin,
+                                                   position):
+                position = None
             if position is not None:
                 seen.add(name)
                 found.append(NamedTool(token, name, origin, position))
@@ -478,23 +482,80 @@ def named_tools(text: str, tools: ToolSet) -> list[NamedTool]:
     return found
 
 
+_LIBRARY_NOUNS = frozenset({"module", "modules", "library", "libraries", "package", "packages",
+                            "method", "methods", "function", "functions", "api"})
+_SPAN = re.compile(r"`([^`\n]*)`")
+
+
+def _not_a_use(text: str, start: int, end: int, name: str, origin: ToolOrigin,
+               position: str) -> bool:
+    """Whether a name in a tool-reference position is still not used as a tool there: a
+    file extension or attribute (``*.json``, ``df.head``) or a folder of a path or URL; a
+    field name defined in a list (`` `warnings`: …``); an option's value (`` `-of json` ``);
+    one of a list of backticked values that no tool noun follows (`` `ash`, `echo` ``); or a
+    harness call or command named like an everyday word before a library noun ("skill
+    module", "Replace Method"): a harness tool or a command is not a module.
+
+    >>> call = ToolOrigin("call", "in trial t1")
+    >>> [_not_a_use(t, t.index(w), t.index(w) + len(w), w.lower(), call, p) for t, w, p in (
+    ...     ("read any helper or skill module", "skill", "before a tool noun"),
+    ...     ("uses the Skill tool", "Skill", "before a tool noun"),
+    ...     ("voices `ash`, `echo`, `fable`", "echo", "in backticks"),
+    ...     ("with `sed`, `echo`, or similar tools", "echo", "in backticks"))]
+    [True, False, True, False]
+    """
+    if start and (text[start - 1] == "." or text[start - 1] == "/" == text[end:end + 1]):
+        return True  # an extension or attribute (`*.json`, `df.head`), a URL's or path's part
+    if position == "before a tool noun":
+        noun = _WORD_AFTER.match(text[end:end + 40])
+        return bool(noun and noun.group(1).lower() in _LIBRARY_NOUNS and
+                    origin.kind in ("call", "command") and not tool_shaped(name) and
+                    _lexicon().get(name, 0) >= ENGLISH_WORD_COUNT)
+    if position != "in backticks":
+        return False
+    span = next((m for m in _SPAN.finditer(text) if m.start() < start < m.end()), None)
+    if span is None:
+        return False
+    inside = span.group(1)
+    if inside.strip().lower() == name and text[span.end():span.end() + 1] == ":":
+        return True  # `warnings`: what the field holds
+    if re.search(r"(?:^|\s)-{1,2}[A-Za-z][\w-]*\s+$", text[span.start() + 1:start]):
+        return True  # `-of json`: the option's value
+    listed = text[span.end():span.end() + 3].startswith(", `") or \
+        text[max(0, span.start() - 3):span.start()].endswith(", ")
+    if inside.strip().lower() != name or not listed or tool_shaped(name):
+        return False
+    tail = re.match(r"(?:[,\s]*(?:and |or )?`[^`\n]*`)*[,\s]*(?:and |or )?(?:\w+ ){0,2}(\w+)",
+                    text[span.end():span.end() + 200])
+    return not (tail and tail.group(1).lower() in _TOOL_NOUNS)
+
+
+LANGUAGES = frozenset({"python", "ruby", "perl", "node", "php", "julia", "java", "scala",
+                       "rust", "go", "lua", "kotlin", "swift", "haskell", "elixir", "erlang"})
+"""Programming languages named like their interpreters: "Python to Scala translation" or
+"symbolic mathematics in Python" names the language (a subject), not a run of ``python``."""
+
+
 def _everyday(token: str, name: str, origin: ToolOrigin) -> bool:
     """Names that count only in a tool-reference position: everyday words, harness tool
-    calls named like words (``Skill``, ``Read``), and acronyms written in capitals (``SSH``
-    the protocol, not ``ssh`` the command).
+    calls named like words (``Skill``, ``Read``), languages named like their interpreters
+    (``Python``), and acronyms written in capitals (``SSH`` the protocol, not ``ssh``).
 
     >>> command = ToolOrigin("command", "")
-    >>> [_everyday(t, t.lower(), command) for t in ("jq", "sort", "SSH", "ssh", "python3")]
-    [False, True, True, False, False]
+    >>> [_everyday(t, t.lower(), command) for t in ("jq", "sort", "SSH", "ssh", "python3",
+    ...                                            "Python")]
+    [False, True, True, False, False, True]
     """
     if tool_shaped(name):
         return False
+    if name in LANGUAGES:
+        return True
     if token.isupper() and len(token) > 1 and not name.isupper():
         return True
     return (origin.kind == "call" and name.isalpha()) or common_word(name)
 
 
-def _modifies(text: str, end: int) -> bool:
+def _modifies(text: str, end: int, *, title: bool = False) -> bool:
     """Whether the word ending at ``end`` reads as a modifier of the prose word right after
     it ("scholarly sources", "rich detail"): that next word is a lower-case English word,
     neither a stop word, a preposition nor a tool noun. A tool's name is followed by its
@@ -513,6 +574,8 @@ def _modifies(text: str, end: int) -> bool:
     if after is None:
         return False
     word = after.group(1)
+    if title and word.istitle():  # a format in a heading: "with JSON Output"
+        word = word.lower()
     return word.islower() and word not in STOP and word not in _LINKS and \
         word not in _TOOL_NOUNS and _lexicon().get(word, 0) >= ENGLISH_WORD_COUNT
 
