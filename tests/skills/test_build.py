@@ -256,3 +256,40 @@ def test_real_skillsbench_trials_build_a_gated_bank(corpus: Path, tmp_path: Path
     bank = load_bank(tmp_path / "bank")
     assert len(bank.skills) == 10
     assert report.units["intra-teacher"]["asked"] == 11  # one task was run by two teachers
+
+
+def test_a_pending_repair_does_not_hold_back_the_batch(tmp_path: Path) -> None:
+    """Issue 58: one skill waiting for its repair round; the bank holds the others now
+    and the last one after the next round."""
+    def responder(body: dict[str, Any]) -> str:
+        schema = body["response_format"]["json_schema"]["schema"]
+        text = scripted_skills.text_of(body["messages"])
+        task = scripted_skills.TASK.search(text)
+        if schema.get("title") == "DualViewDraft" and task and \
+                task.group(1) == "log-error-filter" and "deterministic gates" not in text:
+            draft = scripted_skills.dual_view("Skill for logs", "Filter logs.", "logs")
+            return json.dumps({**draft, "rubric": draft["rubric"][:2]})  # S-COUNT: repair
+        return scripted_skills.answer(body["messages"], schema)
+
+    out = tmp_path / "bank"
+    cache = out / "responses.sqlite"
+    base = ["skills", "build", str(EXAMPLES / "jobs"), "--tasks", str(EXAMPLES / "tasks"),
+            "--out", str(out), "--model", "openai/skill-model", "--base-url",
+            "http://127.0.0.1:9/v1", "--tau", "0.99", "--batch"]
+    env = {"OPENAI_API_KEY": "sk-test", "COLUMNS": "200"}
+    for round_no in (1, 2, 3):  # intra-teacher, cross-teacher, dual-view
+        result = runner.invoke(app, base, env=env)
+        assert result.exit_code == 0, result.output
+        batch_round(cache, tmp_path, str(round_no), responder)
+    waiting = runner.invoke(app, base, env=env)
+    assert waiting.exit_code == 0, waiting.output
+    assert "dual-view log-error-filter: queued for the next batch round" in waiting.output
+    assert "(the skills ready so far)" in waiting.output
+    assert sorted(s.id for s in load_bank(out).skills) == ["csv-sales-summary",
+                                                           "json-config-migrate"]
+    assert batch_round(cache, tmp_path, "repair", responder) == 1
+    done = runner.invoke(app, base, env=env)
+    assert done.exit_code == 0, done.output
+    assert "waiting for stage" not in done.output
+    assert sorted(s.id for s in load_bank(out).skills) == [
+        "csv-sales-summary", "json-config-migrate", "log-error-filter"]

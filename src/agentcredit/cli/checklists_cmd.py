@@ -20,7 +20,7 @@ from agentcredit.checklists.gates import run_gates
 from agentcredit.checklists.rules import load_rules
 from agentcredit.cli.console import fail
 from agentcredit.cli.options import ModelOpt, model_options
-from agentcredit.cli.text import q
+from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, InputError
 from agentcredit.formats import load
 from agentcredit.llm.spec import ModelSpec, client_for, concurrency_of
@@ -93,8 +93,11 @@ def _print_build(console: Console, report: Any, out: Path, client: Any) -> None:
         console.print(f"  [red]x[/red] {q(task_id)}: {q(rejection.reason)}")
         for failure in rejection.failures[:5]:
             console.print(f"      {q(failure)}", soft_wrap=True)
+    for task_id in report.deferred[:10]:
+        console.print(f"  [yellow]…[/yellow] {q(task_id)}: queued for the next batch round "
+                      "(the others are frozen now)")
     if client is not None:
-        console.print(f"model usage: {q(client.ledger.summary())}")
+        console.print(q(usage_line(client.ledger.summary())))
     if report.deferred and client is not None and client.cache is not None:
         cache_path = q(client.cache.path)
         console.print(f"requests queued. Next: agentcredit batch export --cache {cache_path} "

@@ -87,16 +87,21 @@ def _build_summary(console: Console, result: BuildResult, out: Path, batch: bool
         console.print(f"  cluster {q(', '.join(names))}: {q(what)} ({q(reason)})", soft_wrap=True)
     for note in report.notes:
         console.print(f"  [yellow]~[/yellow] {q(note)}", soft_wrap=True)
-    if report.waiting is not None:
-        console.print(f"waiting for stage {q(report.waiting)}: requests queued. Next: agentcredit "
-                      f"batch export --cache {q(result.cache_path)} --out requests.jsonl, send it,"
-                      f" agentcredit batch import RESULTS --cache {q(result.cache_path)}, then run "
-                      "this command again with --batch until nothing is queued.")
-    elif report.bank is not None:
+    if report.bank is not None:
         console.print(f"bank: {len(report.bank.skills)} skills, hash "
-                      f"{q(report.bank.hash[:16])}… → {q(out / BANK_NAME)}")
-    else:
+                      f"{q(report.bank.hash[:16])}… → {q(out / BANK_NAME)}"
+                      + (" (the skills ready so far)" if report.waiting else ""))
+    elif report.waiting is None:
         console.print("[red]no bank written[/red]: see the failures above")
+    if report.waiting is not None:
+        for stage, unit in report.pending[:10]:
+            console.print(f"  [yellow]…[/yellow] {q(stage)} {q(unit)}: queued for the next "
+                          "batch round", soft_wrap=True)
+        console.print(f"waiting for stage {q(report.waiting)} ({len(report.pending)} pending): "
+                      f"requests queued. Next: agentcredit batch export --cache "
+                      f"{q(result.cache_path)} --out requests.jsonl, send it, agentcredit batch "
+                      f"import RESULTS --cache {q(result.cache_path)}, then run this command "
+                      "again with --batch until nothing is queued.")
     if batch and report.waiting is None and report.bank is not None:
         console.print("every request was answered from the cache; the bank is complete")
     console.print(q(usage_line(result.usage)))

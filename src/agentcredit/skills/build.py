@@ -70,6 +70,10 @@ class BankBuildReport:
     merges: list[tuple[tuple[str, ...], str | None, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     waiting: str | None = None
+    """The first stage with a unit queued for a batch round (None: nothing waits)."""
+    pending: list[tuple[str, str]] = field(default_factory=list)
+    """(stage, unit) of every unit queued for a batch round; the bank written meanwhile
+    holds the skills that are ready, and the next run completes the rest."""
     bank: SkillBank | None = None
 
 
@@ -111,6 +115,7 @@ class _Build:
         if isinstance(result, Deferred):
             counts["queued"] += 1
             self.report.waiting = self.report.waiting or stage
+            self.report.pending.append((stage, unit))
             return None
         if isinstance(result, Failed):
             counts["failed"] += 1
@@ -136,7 +141,10 @@ class _Build:
 async def build_bank(trials: Iterable[Trial] | Teachers, tasks: Sequence[Task], out: Path,
                      options: BuildOptions, *,
                      progress: Callable[[str], None] | None = None) -> BankBuildReport:
-    """Run (or resume) the four stages and freeze the bank when nothing is waiting.
+    """Run (or resume) the four stages and freeze the bank. While units wait for a batch
+    round (``report.pending``), the bank holds the skills that are ready (a cluster whose
+    merge waits stays apart) and the next run completes it: one pending unit never holds
+    back the others.
 
     ``trials``: the teacher trials (a list or a stream, read once; at most
     :data:`~agentcredit.skills.teachers.TEACHER_TRIALS` per task and teacher are kept), or
@@ -152,10 +160,10 @@ async def build_bank(trials: Iterable[Trial] | Teachers, tasks: Sequence[Task], 
     try:
         contexts = _contexts(teachers, by_task, report)
         skills = await _task_skills(build, teachers, by_task, contexts)
-        if report.waiting is None:
-            final = await _cross_task(build, skills, contexts)
-            if final is not None and report.waiting is None:
-                report.bank = _freeze(out, final, tasks, options)
+        final = await _cross_task(build, skills, contexts) if report.waiting is None \
+            else [skills[k] for k in sorted(skills)]  # clustered once every task is in
+        if final is not None and (final or report.waiting is None):
+            report.bank = _freeze(out, final, tasks, options)
     finally:
         build.store.close()
     return report
@@ -253,21 +261,16 @@ async def _cross_task(build: _Build, skills: dict[str, Skill],
             final.append(members[0])
             continue
         merged = await _merge(build, members, contexts, taken)
-        if merged is _WAIT:
-            continue
         if isinstance(merged, Skill):
             taken.add(merged.id)
             final.append(merged)
         else:
-            final += members
-    return None if build.report.waiting else final
-
-
-_WAIT = object()
+            final += members  # kept apart (or, while the merge waits, apart for now)
+    return final
 
 
 async def _merge(build: _Build, members: list[Skill], contexts: dict[str, GateContext],
-                 taken: set[str]) -> Skill | object | None:
+                 taken: set[str]) -> Skill | None:
     model = build.options.model
     names = tuple(s.id for s in members)
     unit = "+".join(names)
@@ -303,9 +306,8 @@ async def _merge(build: _Build, members: list[Skill], contexts: dict[str, GateCo
     messages = prompts.merge_messages(members)
     stored = await build.unit("cross-task", unit, messages, call)
     if stored is None:
-        if build.report.waiting:
-            return _WAIT
-        build.report.merges.append((names, None, "merge failed; the skills are kept apart"))
+        if (("cross-task", unit)) not in build.report.pending:
+            build.report.merges.append((names, None, "merge failed; the skills are kept apart"))
         return None
     if stored[0] != "done":
         build.report.merges.append((names, None, "merge rejected by the gates; kept apart"))
