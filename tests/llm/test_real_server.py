@@ -89,6 +89,14 @@ def _first_answer_or_skip(url: str, process: subprocess.Popen[bytes], log: Path)
                 "(.ci/run does)")
 
 
+def _sent(output: str) -> int:
+    """The run summary's count of model requests sent."""
+    found = re.search(r"model requests sent \(retries among them\)\D*(\d+)",
+                      " ".join(output.split()))
+    assert found, output
+    return int(found.group(1))
+
+
 def _statuses(log: Path) -> list[str]:
     return STATUS.findall(log.read_text(errors="replace"))
 
@@ -117,8 +125,11 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     with (tmp_path / "run" / "scores.csv").open() as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 8
-    for row in rows:  # every trial is judged by the model, or says why it is not
-        assert row["judge"] == "llm" or row["not_judged"], row
+    for row in rows:  # judged by the model (or by the outcome alone where the model
+        # decided no item), or says why it is not
+        assert row["judge"] in ("llm", "outcome") or row["not_judged"], row
+    # The printed count is what the server logged: every request, retries included.
+    assert _sent(first.output) == len(statuses), (first.output, statuses)
     # A second judging of the same trials, with the mode and window the cache now knows:
     # no request is refused, and nothing is asked twice.
     after_first = len(_statuses(log))
@@ -126,6 +137,7 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
                                 str(tmp_path / "run" / "responses.sqlite")])
     assert again.exit_code == first.exit_code, again.output
     assert _statuses(log)[after_first:] == [], "a rerun asked the server again"
+    assert _sent(again.output) == 0, again.output
     rerun = runner.invoke(app, args)
     assert rerun.exit_code == first.exit_code
     assert len(_statuses(log)) == after_first

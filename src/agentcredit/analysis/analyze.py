@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from agentcredit.analysis.agreement import AgreementCounts, assertion_pairs, evidence_kinds
+from agentcredit.analysis.panel import panel_study
 from agentcredit.analysis.perturb import Candidate, perturbation_study
 from agentcredit.analysis.stats import clustered_auc
 from agentcredit.analysis.studies import (
@@ -51,6 +52,9 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     result["progress_among_failures"] = progress_among_failures(rows, rng, draws=draws)
     result["agreement"] = counts.result(rng, draws=draws)
     result["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
+    panel = panel_study(store, rng, draws=draws)
+    if panel is not None:
+        result["panel"] = panel
     if compare is not None:
         other, _ = trial_rows(compare)
         result["compare"] = compare_runs(rows, other, rng, draws=draws)

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
+from agentcredit.analysis.labels import label_validation
 from agentcredit.cli.console import fail
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, notice
 from agentcredit.cli.text import q
@@ -110,6 +111,8 @@ def _print_more(console: Console, result: dict[str, Any]) -> None:
             console.print(f"  {q(p['task_id'])}: {q(p['transition'])} {_fmt(p['before'])} → "
                           f"{_fmt(p['after'])} (checks {q(p['checks_before'])} → "
                           f"{q(p['checks_after'])})")
+    _print_panel(console, result.get("panel"))
+    _print_labels(console, result.get("labels"))
     if "perturbation" in result:
         p = result["perturbation"]
         console.print(f"evidence perturbation: {q(p['perturbed'])} items; to No "
@@ -117,10 +120,52 @@ def _print_more(console: Console, result: dict[str, Any]) -> None:
                       f"{_fmt(p['share_to_no_or_abstain'], 2)}")
 
 
+def _print_panel(console: Console, panel: dict[str, Any] | None) -> None:
+    """Alpha between judges and samples, each judge's scores, the items that split most."""
+    if not panel:
+        return
+    console.print(f"judge panel: {q(', '.join(panel['judges']))} × {q(panel['samples'])} "
+                  "sample(s); Krippendorff's α (nominal) yes/no/abstain · yes/no:")
+    alpha = panel["alpha"]
+    rows = [("between judges", alpha["between_judges"])] if "between_judges" in alpha else []
+    rows += [(f"between samples of {j}", a) for j, a in alpha.get("between_samples", {}).items()]
+    for what, a in rows:
+        console.print(f"  {q(what)}: α {_ci(a['yes_no_abstain'])} · {_ci(a['yes_no'])} "
+                      f"({q(a['units'])} items, {q(a['tasks'])} tasks)", soft_wrap=True)
+    for name, r in panel["per_judge"].items():
+        console.print(f"  {q(name)}: judge-only AUC {_ci(r['judge_only_auc'])}; ρ among "
+                      f"failures {_ci(r['progress_among_failures_rho'])}; κ vs verifier "
+                      f"{_ci(r['kappa_vs_verifier'])} (n={q(r['n'])})", soft_wrap=True)
+    for split in panel["split_items"][:5]:
+        console.print(f"  split: {q(split['item_id'])} in {q(split['split_in'])} of "
+                      f"{q(split['trials'])} trials: {q(split['text'][:80])}", soft_wrap=True)
+
+
+def _print_labels(console: Console, labels: dict[str, Any] | None) -> None:
+    """The judge against a person's labels, per split and rater."""
+    if not labels:
+        return
+    console.print(f"against {q(labels['labels'])} labels of {q(labels['file'])} "
+                  f"({q(labels['not_in_run'])} not in the run):")
+    for split, entry in labels["splits"].items():
+        for rater, m in entry["raters"].items():
+            per = ", ".join(f"{k} P {_fmt(v['precision'], 2)} R {_fmt(v['recall'], 2)} F1 "
+                            f"{_fmt(v['f1'], 2)}" for k, v in m["per_label"].items()
+                            if v["support"])
+            console.print(f"  {q(split)} ({q(entry['items'])} items, {q(entry['tasks'])} "
+                          f"tasks) · {q(rater)}: balanced accuracy "
+                          f"{_fmt(m['balanced_accuracy'], 2)}, κ {_fmt(m['kappa'], 2)}, α "
+                          f"{_fmt(m['alpha'], 2)}; {q(per)}", soft_wrap=True)
+
+
 def analyze(
     run_dir: Annotated[Path, typer.Argument(help="Run directory, or trial files/folders.")],
     compare: Annotated[Path | None, typer.Option("--compare", help="A second run.")] = None,
     human: Annotated[Path | None, typer.Option("--human", help="Human labels CSV.")] = None,
+    labels: Annotated[Path | None, typer.Option(
+        "--labels", help="A person's item labels (CSV or JSONL trial_id,item_id,label): "
+        "precision, recall, F1, balanced accuracy, κ and α on a dev and a test split.")]
+    = None,
     pairs: Annotated[str, typer.Option("--pairs", help="auto, none or a pairing CSV.")] = "auto",
     perturb: Annotated[int, typer.Option("--perturb", help="Items to perturb (needs --model).")
                        ] = 0,
@@ -143,6 +188,8 @@ def analyze(
             other = RunStore(compare) if compare else None
             result = analyze_store(store, seed=seed, draws=bootstrap, human=human,
                                    pairs=None if pairs == "none" else pairs, compare=other)
+            if labels is not None:
+                result["labels"] = label_validation(store, labels)
             if perturb:
                 client = client_for(None if model is None else ModelSpec(
                     model, base_url=base_url, endpoint=EndpointSettings(concurrency=4),

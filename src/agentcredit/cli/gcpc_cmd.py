@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -55,6 +56,21 @@ EvidenceOpt = Annotated[str, typer.Option(
     "output or file content shown; any: actions count too.")]
 BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
                                         help="Token budget of one trajectory's evidence view.")]
+JudgesOpt = Annotated[str | None, typer.Option(
+    "--judges", help="Judge models, comma-separated (default: --model): every item gets each "
+    "judge's label, and the majority of the decided labels (ties abstain).")]
+SamplesOpt = Annotated[int, typer.Option(
+    "--samples", min=1, help="Answers per judge (distinct seeds, temperature 0.7 when >1).")]
+
+
+def with_panel(spec: ModelSpec | None, judges: str | None, samples: int) -> ModelSpec | None:
+    """The spec with the judge panel ``--judges`` and ``--samples`` ask for."""
+    names = tuple(n for n in (part.strip() for part in (judges or "").split(",")) if n)
+    if not names and samples == 1:
+        return spec
+    if spec is None:
+        raise typer.BadParameter("--judges and --samples need --model (the checklists' model)")
+    return replace(spec, judges=names, samples=samples)
 
 
 @model_options("cache", "no_cache", "retry_failed", "no_redact", "batch", "rpm", "tpm",
@@ -76,6 +92,8 @@ def run(
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
     workers: WorkersOpt = None,
+    judges: JudgesOpt = None,
+    samples: SamplesOpt = 1,
     spec: ModelSpec | None = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
@@ -90,6 +108,7 @@ def run(
             rules=rules, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, fmt=fmt, evidence=evidence,
             inspect_scorer=inspect_scorer, progress=watched, workers=workers or cores())
+        spec = with_panel(spec, judges, samples)
         if batch_auto and spec is not None:
             result, rounds = score_batched(tasks, trials, out, model=spec,
                                            plan=batch_plan(batch_limit),
@@ -120,6 +139,8 @@ def judge(
     batch_auto: BatchAutoOpt = False,
     batch_limit: BatchLimitOpt = None,
     workers: WorkersOpt = None,
+    judges: JudgesOpt = None,
+    samples: SamplesOpt = 1,
     spec: ModelSpec | None = None,
 ) -> None:
     """Judge trials against frozen checklists into a run store (resumable)."""
@@ -130,6 +151,7 @@ def judge(
             tasks=tasks, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, evidence=evidence,
             progress=watched, workers=workers or cores(), rules=rules)
+        spec = with_panel(spec, judges, samples)
         if batch_auto and spec is not None:
             result, rounds = judge_batched(trials, checklists_dir, out, model=spec,
                                            plan=batch_plan(batch_limit),

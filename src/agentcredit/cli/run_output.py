@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from rich.table import Table
 
 from agentcredit.cli.advice import advice, nothing_scored_hint, refused_line
 from agentcredit.cli.console import bars, fail, print_read_errors
-from agentcredit.cli.text import q
+from agentcredit.cli.text import q, usage_rows
 from agentcredit.cli.watch import StatusLines, terminating
 from agentcredit.errors import AgentCreditError, NothingToScore
 from agentcredit.runs.judging import JudgeSummary
@@ -64,19 +63,7 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
         if len(unguarded) < len(judged.skipped):
             rows.append(("trials not judged (verifier output in the log)",
                          str(len(judged.skipped) - len(unguarded))))
-    if usage is not None:
-        rows += [("model requests sent (retries among them)",
-                  f"{usage['calls']} ({usage.get('retries', 0)})"),
-                 ("answers from the cache", str(usage["cache_hits"])),
-                 ("tokens in / cached / out", f"{usage['input_tokens']} / "
-                  f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
-                 ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0"),
-                 *([("failures replayed from an earlier run (--retry-failed asks again)",
-                     str(usage["replayed_failures"]))] if usage.get("replayed_failures") else []),
-                 ("secrets redacted", str(usage["redactions"]))]
-        if usage.get("task_owned_kept"):
-            rows.append(("values kept: the task's own (instruction or verifier)",
-                         str(usage["task_owned_kept"])))
+    rows += usage_rows(usage)
     kinds = {k: v for k, v in (summary.get("evidence_kinds") or {}).items()
              if k != "no_output_evidence"}
     if any(kinds.values()):

@@ -7,6 +7,9 @@ through :func:`q`, which escapes markup; the colours we write ourselves stay mar
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from rich.markup import escape
 
 
@@ -40,3 +43,23 @@ def usage_line(usage: dict[str, object] | None) -> str:
                  "--retry-failed asks again)")
     return line + f", tokens in / out {usage.get('input_tokens', 0)} / " \
         f"{usage.get('output_tokens', 0)}"
+
+
+def usage_rows(usage: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """The summary's lines on the model: requests as the server saw them, tokens, failures."""
+    if usage is None:
+        return []
+    rows = [("model requests sent (retries among them)",
+             f"{usage['calls']} ({usage.get('retries', 0)})"),
+            ("answers from the cache", str(usage["cache_hits"])),
+            ("tokens in / cached / out", f"{usage['input_tokens']} / "
+             f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),
+            ("failures", json.dumps(usage["failures"]) if usage["failures"] else "0")]
+    if usage.get("replayed_failures"):
+        rows.append(("failures replayed from an earlier run (--retry-failed asks again)",
+                     str(usage["replayed_failures"])))
+    rows.append(("secrets redacted", str(usage["redactions"])))
+    if usage.get("task_owned_kept"):
+        rows.append(("values kept: the task's own (instruction or verifier)",
+                     str(usage["task_owned_kept"])))
+    return rows

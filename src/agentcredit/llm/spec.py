@@ -44,11 +44,18 @@ class ModelSpec:
     tpm: int | None = None
     prices: Path | str | None = None
     endpoint: EndpointSettings = field(default_factory=EndpointSettings)
+    judges: tuple[str, ...] = ()
+    """Models that judge instead of ``model`` alone (a judge panel; ``model`` still writes
+    the checklists); each gets this spec's cache, endpoint settings and limits."""
+    samples: int = 1
+    """Answers per judge (distinct seeds; see :mod:`agentcredit.judging.panel`)."""
     notify: Callable[[str], None] | None = field(default=None, compare=False)
     """Where the client's notices go (what it learned of a server, a form stepped down);
     None: the ``agentcredit.llm`` logger. The command line prints them."""
 
     def __post_init__(self) -> None:
+        if self.samples < 1:
+            raise ConfigError("--samples must be at least 1")
         for name in ("cache", "prices"):  # a path given as text is a path
             if isinstance(getattr(self, name), str):
                 object.__setattr__(self, name, Path(getattr(self, name)))

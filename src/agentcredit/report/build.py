@@ -188,6 +188,7 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         pairs=_pairs(analysis.get("skill_pairs")),
         units=requirement_views(store.path.parent / "checklists" / COVERAGE, checklists),
         trials=trials,
+        panel=_panel_view(analysis.get("panel")),
         rigging=[{"trial": t["trial_id"], "task": t["task_id"] or "-",
                   "flags": [{"step": f.step, "kind": f.kind, "reason": f.reason}
                             for f in t["rigging"]]}
@@ -413,6 +414,32 @@ def _pairs(study: dict[str, Any] | None) -> dict[str, Any] | None:
         "list": [{**p, "scores": f"{_fmt(p['before'])} → {_fmt(p['after'])}"}
                  for p in study["list"]],
         "changed": study["items_changed_most"],
+    }
+
+
+def _panel_view(panel: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The judges section: alpha, each judge's scores, the items whose votes split."""
+    if not panel:
+        return None
+
+    def ci(value: dict[str, Any] | None) -> str:
+        if not value or value.get("estimate") is None:
+            return "undefined"
+        return f"{_fmt(value['estimate'])} [{_fmt(value['ci_low'])}, {_fmt(value['ci_high'])}]"
+
+    alpha = panel.get("alpha", {})
+    rows = [("between judges", alpha["between_judges"])] if "between_judges" in alpha else []
+    rows += [(f"between samples of {j}", a)
+             for j, a in (alpha.get("between_samples") or {}).items()]
+    return {
+        "judges": ", ".join(panel["judges"]), "samples": panel["samples"],
+        "alpha": [{"what": w, "three": ci(a["yes_no_abstain"]), "two": ci(a["yes_no"]),
+                   "units": a["units"]} for w, a in rows],
+        "per_judge": [{"judge": name, "n": r["n"], "auc": ci(r["judge_only_auc"]),
+                       "rho": ci(r["progress_among_failures_rho"]),
+                       "kappa": ci(r["kappa_vs_verifier"])}
+                      for name, r in panel["per_judge"].items()],
+        "splits": [{**s, "rate": _fmt(s["rate"], 2)} for s in panel["split_items"][:50]],
     }
 
 

@@ -14,6 +14,7 @@ from agentcredit.formats.join import first_user_message
 from agentcredit.judging.fit import fitted_view
 from agentcredit.judging.generic import generic_checklist
 from agentcredit.judging.llm_judge import holistic_score, judge_trial
+from agentcredit.judging.panel import JudgePanel, judge_with_panel
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.judging.verifier_judge import verifier_judgments
 from agentcredit.llm.client import ModelClient
@@ -45,6 +46,8 @@ class JudgeOptions:
     specificity: EvidenceRules = DEFAULT_SPECIFICITY
     workers: int = 1
     """Processes that judge (1: this one; see :func:`agentcredit.runs.judging.judge_trials`)."""
+    panel: JudgePanel | None = None
+    """Several judges or samples (``--judges``, ``--samples``); None: ``model`` alone."""
 
 
 @dataclass
@@ -162,10 +165,13 @@ class _Judging:
                              result.failures[0])
             return "done"
         assert self.model is not None
+        votes = getattr(result, "votes", ())
         self.store.record_judgments(
             trial_id, source, result.judgments, checklist_hash=checklist.hash,
-            model=self.model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
-            seed=self.options.seed, responses=result.responses, failures=result.failures)
+            model=self.options.panel.name if votes and self.options.panel else
+            self.model.model_id, prompt_version=JUDGE_PROMPT_VERSION,
+            seed=self.options.seed, responses=result.responses, failures=result.failures,
+            votes=votes)
         self.store.resolve_errors(trial_id, "judge" if source == "llm" else source)
         (self.done_llm if source == "llm" else self.done_generic).add(trial_id)
         return "done"
@@ -290,10 +296,15 @@ class _Judging:
         options, model = self.options, self.model
         asks = []
         if trial.id not in self.done_llm:
-            asks.append(self.judged_source(trial.id, "llm", judge_trial(
-                model, checklist, instruction, view, per_item=options.per_item,
+            panel = options.panel
+            asked = judge_with_panel(
+                panel, checklist, instruction, view, per_item=options.per_item,
                 config=self.config, evidence=options.evidence,
-                specificity=options.specificity), checklist, window))
+                specificity=options.specificity) if panel is not None and not panel.single \
+                else judge_trial(model, checklist, instruction, view, per_item=options.per_item,
+                                 config=self.config, evidence=options.evidence,
+                                 specificity=options.specificity)
+            asks.append(self.judged_source(trial.id, "llm", asked, checklist, window))
         if options.holistic and trial.id not in self.have_holistic:
             asks.append(self.holistic(trial.id, instruction, view, window))
         if options.generic and trial.id not in self.done_generic:

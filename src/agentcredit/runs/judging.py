@@ -28,10 +28,12 @@ async def judge_trials(
     With ``options.workers`` above 1, that many worker processes (at most
     ``options.concurrency``: each keeps at least one request in flight) judge the trials
     whole, each with its own client, when the model can be made again in another process
-    (see :func:`agentcredit.llm.spec.recipe_of`); otherwise this process judges them.
+    (see :func:`agentcredit.llm.spec.recipe_of`); otherwise this process judges them. A
+    judge panel (several judges or samples) is judged in this process.
     """
     workers = min(options.workers, options.concurrency)
-    recipe = recipe_of(options.model) if workers > 1 else None
+    panel = options.panel is not None and not options.panel.single
+    recipe = recipe_of(options.model) if workers > 1 and not panel else None
     if recipe is None:
         return await judge_in_process(store, trials, checklists, tasks, options, progress)
     return await judge_in_shards(store, trials, checklists, tasks,

@@ -28,6 +28,7 @@ from agentcredit.checklists.synthesize import PROMPT_VERSION as SYNTH_PROMPT_VER
 from agentcredit.errors import ConfigError, NothingToScore
 from agentcredit.evidence.quotes import EVIDENCE_MODES
 from agentcredit.formats import TrialStream, load
+from agentcredit.judging.panel import JudgePanel
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
@@ -66,6 +67,8 @@ class RunResult:
     cache_path: Path | None = None
     batch: bool = False
     errors: dict[str, int] = field(default_factory=dict)
+    judge_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each judge's own usage when a panel judged (``judges``, ``samples``)."""
 
     @property
     def queued(self) -> bool:
@@ -141,9 +144,9 @@ async def score_async(
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
     ``model`` is a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
-    cache, endpoint settings and concurrency, limits, ``batch``, ...) or a client; its
-    response cache defaults to ``out/responses.sqlite``. A ``progress`` that is (or has as
-    its ``status``) a :class:`~agentcredit.runs.status.RunStatus` learns the client too.
+    cache, endpoint settings and concurrency, limits, ``batch``, a judge panel's ``judges``
+    and ``samples``) or a client; its response cache defaults to ``out/responses.sqlite``.
+    A ``progress`` that is (or has as its ``status``) a ``RunStatus`` learns the client too.
     ``workers``: processes that judge trials (:func:`agentcredit.runs.judging.judge_trials`;
     more than one needs a script guarded by ``if __name__ == "__main__"``).
     Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
@@ -174,7 +177,7 @@ async def score_async(
                 budget_tokens=budget_tokens, evidence=evidence, skipped=skipped)})
 
         provenance(task_errors)
-        options = replace(_judging(client, rule_set, concurrency_of(model)), seed=seed,
+        options = replace(_judging(client, rule_set, model, store), seed=seed,
                           per_item=per_item, holistic=holistic, budget_tokens=budget_tokens,
                           generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), checklists, options, inspect_scorer)
@@ -189,8 +192,8 @@ async def score_async(
         return RunResult(
             out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=report, judged=judged, summary=summary, scores_path=path,
-            report_path=report_path, store_path=store.path,
-            elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
+            report_path=report_path, store_path=store.path, stale_lock=lock.stale,
+            elapsed=time.perf_counter() - start, **_client_fields(client, options.panel))
 
 
 async def _checklists(tasks: list[Task], out: Path, rules: Rules, client: ModelClient | None,
@@ -202,12 +205,40 @@ async def _checklists(tasks: list[Task], out: Path, rules: Rules, client: ModelC
     return report, load_checklists(out) if out.exists() else {}
 
 
-def _client_fields(client: ModelClient | None) -> dict[str, Any]:
-    """What a result says of the client that made it: model, usage, cache file."""
+def _panel(client: ModelClient | None, model: ModelLike | None, store: RunStore
+           ) -> JudgePanel | None:
+    """The judge panel a ModelSpec's ``judges`` and ``samples`` ask for (None: the run's
+    model alone). Each judge gets the spec's cache, endpoint settings and limits (its base
+    URL only when of the same provider); a judge named like the run's model is its client."""
+    if not isinstance(model, ModelSpec) or client is None or \
+            (not model.judges and model.samples == 1):
+        return None
+    provider = model.model.partition("/")[0]
+    clients = [client if name == client.model_id else client_for(replace(
+        model, model=name, judges=(), samples=1,
+        base_url=model.base_url if name.partition("/")[0] == provider else None),
+        default_cache=store.path.parent / "responses.sqlite") for name in model.judges]
+    panel = JudgePanel(tuple(c for c in clients if c is not None) or (client,), model.samples)
+    stamp_meta(store, {"judge_panel": panel.name, "samples": panel.samples})
+    return panel
+
+
+def _panel_usage(panel: JudgePanel | None) -> dict[str, dict[str, Any]]:
+    if panel is None or panel.single:
+        return {}
+    return {judge.model_id: judge.ledger.summary()  # type: ignore[attr-defined]
+            for judge in panel.judges}
+
+
+def _client_fields(client: ModelClient | None, panel: JudgePanel | None = None
+                   ) -> dict[str, Any]:
+    """What a result says of the client that made it: model, usage, cache file, and each
+    judge's usage when a panel judged."""
     if client is None:
         return {"model": None, "usage": None, "cache_path": None}
     return {"model": client.model_id, "usage": client.ledger.summary(), "batch": client.defer,
-            "cache_path": client.cache.path if client.cache is not None else None}
+            "cache_path": client.cache.path if client.cache is not None else None,
+            "judge_usage": _panel_usage(panel)}
 
 
 def client_provenance(client: ModelClient | None) -> dict[str, Any]:
@@ -298,7 +329,7 @@ async def judge_run_async(
                               evidence=evidence, skipped=skipped)})
 
         provenance(task_errors)
-        options = replace(_judging(client, rule_set, concurrency_of(model)), seed=seed,
+        options = replace(_judging(client, rule_set, model, store), seed=seed,
                           per_item=per_item, holistic=holistic, budget_tokens=budget_tokens,
                           generic=generic, evidence=evidence, workers=workers)
         trial_stream = _trial_stream(store, Path(trials), frozen, options, None)
@@ -312,13 +343,17 @@ async def judge_run_async(
             out=out, tasks=len(task_list), trials=judged.trials, load_errors=errors,
             checklists=BuildReport(), judged=judged, summary=summary, scores_path=path,
             report_path=None, store_path=store.path,
-            elapsed=time.perf_counter() - start, stale_lock=lock.stale, **_client_fields(client))
+            elapsed=time.perf_counter() - start, stale_lock=lock.stale,
+            **_client_fields(client, options.panel))
 
 
-def _judging(client: ModelClient | None, rules: Rules, concurrency: int) -> JudgeOptions:
-    """What every judging pass takes from its client and rules."""
-    return JudgeOptions(model=client, concurrency=concurrency, specificity=rules.evidence,
-                        retry_failed=bool(client and client.retry_failed))
+def _judging(client: ModelClient | None, rules: Rules, model: ModelLike | None,
+             store: RunStore) -> JudgeOptions:
+    """What every judging pass takes from its client, rules and judge panel."""
+    return JudgeOptions(model=client, concurrency=concurrency_of(model),
+                        specificity=rules.evidence,
+                        retry_failed=bool(client and client.retry_failed),
+                        panel=_panel(client, model, store))
 
 
 def _watched(progress: Progress | None, client: ModelClient | None) -> Progress | None:
@@ -408,6 +443,9 @@ async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Che
     finally:
         if close and options.model is not None:
             await options.model.aclose()
+        for judge in options.panel.judges if options.panel else ():
+            if judge is not options.model:
+                await judge.aclose()  # type: ignore[attr-defined]
 
 
 MAX_SKIPPED_SHOWN = 1000
@@ -448,6 +486,24 @@ def _outputs(store: RunStore, out: Path, fmt: str, *, seed: int, report: bool,
     return path, summary, report_path
 
 
+def _votes_by_item(store: RunStore) -> Callable[[str, str], list[dict[str, Any]]]:
+    """A lookup of one item's panel votes, reading one trial's votes at a time."""
+    held: dict[str, dict[str, list[dict[str, Any]]]] = {}
+
+    def lookup(trial_id: str, item_id: str) -> list[dict[str, Any]]:
+        if trial_id not in held:
+            held.clear()
+            mine: dict[str, list[dict[str, Any]]] = held.setdefault(trial_id, {})
+            for _, item, judge, sample, judgment in store.votes(trial_id):
+                mine.setdefault(item, []).append({
+                    "judge": judge, "sample": sample, "label": judgment.label,
+                    "reason": judgment.reason, "rationale": judgment.rationale,
+                    "evidence": [c.model_dump(mode="json") for c in judgment.evidence]})
+        return held[trial_id].get(item_id, [])
+
+    return lookup
+
+
 def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool = False,
                  ) -> tuple[Path, dict[str, Any]]:
     """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store
@@ -456,8 +512,10 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
     path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
     rigging = {t["trial_id"]: [f.model_dump() for f in t["rigging"]]
                for t in store.iter_trials() if t["rigging"]}
+    votes = _votes_by_item(store) if store.meta().get("judge_panel") else None
     judgments = ({"trial_id": t, "source": j.source, **j.model_dump(mode="json"),
-                  **({"rigging": rigging[t]} if t in rigging else {})}
+                  **({"rigging": rigging[t]} if t in rigging else {}),
+                  **({"votes": votes(t, j.item_id)} if votes and j.source == "llm" else {})}
                  for t, j in store.iter_judgments())
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
     summary = aggregate(rows)

@@ -14,10 +14,11 @@ EvidenceKind = Literal["output", "action", "claim", "authored", "given", "harnes
 JudgeSource = Literal["llm", "verifier", "generic"]
 AbstainReason = Literal["judge_abstained", "unverified_evidence", "no_output_evidence",
                         "not_judged", "judge_failed", "check_skipped", "check_missing",
-                        "no_checks", "needs_model"]
+                        "no_checks", "needs_model", "split_vote"]
 """Why an item is Abstain: the judge said so; its citations were not found, or cited no
 (specific) output; the judge's answer left it out, or the call failed; the verifier skipped
-or never ran the check it cites; it cites no check; it needs a model and none was given."""
+or never ran the check it cites; it cites no check; it needs a model and none was given;
+the decided votes of a judge panel tie."""
 
 
 RiggingKind = Literal["edits_tests", "forces_outcomes", "shims_runner", "rewrites_runner",

@@ -47,6 +47,10 @@ CREATE TABLE IF NOT EXISTS judgments (
     reason TEXT, rationale TEXT, evidence TEXT NOT NULL, checklist_hash TEXT NOT NULL,
     model TEXT, prompt_version TEXT, seed INTEGER,
     PRIMARY KEY (trial_id, item_id, source));
+CREATE TABLE IF NOT EXISTS votes (
+    trial_id TEXT NOT NULL, item_id TEXT NOT NULL, judge TEXT NOT NULL, sample INTEGER NOT NULL,
+    label TEXT NOT NULL, reason TEXT, rationale TEXT, evidence TEXT NOT NULL,
+    PRIMARY KEY (trial_id, item_id, judge, sample));
 CREATE TABLE IF NOT EXISTS done (
     trial_id TEXT NOT NULL, source TEXT NOT NULL, at REAL NOT NULL,
     PRIMARY KEY (trial_id, source));
@@ -217,9 +221,10 @@ class RunStore:
         self, trial_id: str, source: str, judgments: list[ItemJudgment], *,
         checklist_hash: str, model: str | None, prompt_version: str | None, seed: int | None,
         responses: list[ModelResponse] | None = None,
-        failures: list[ModelFailure] | None = None,
+        failures: list[ModelFailure] | None = None, votes: Sequence[Any] = (),
     ) -> None:
-        """All judgments of one trial from one source, its responses, and the done mark."""
+        """All judgments of one trial from one source, its responses, the votes of a judge
+        panel behind them (:class:`agentcredit.judging.panel.Vote`), and the done mark."""
         now = time.time()
         rows = [(j.rationale, json.dumps([c.model_dump() for c in j.evidence]))
                 for j in judgments]
@@ -237,8 +242,28 @@ class RunStore:
                   checklist_hash, model, prompt_version, seed)
                  for j, (rationale, evidence) in zip(judgments, rows, strict=True)])
             self._responses(db, trial_id, "judge", responses or [], failures or [], now)
+            if votes:
+                db.execute("DELETE FROM votes WHERE trial_id = ?", (trial_id,))
+                db.executemany(
+                    "INSERT INTO votes (trial_id, item_id, judge, sample, label, reason, "
+                    "rationale, evidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(trial_id, v.item_id, v.judge, v.sample, v.judgment.label,
+                      v.judgment.reason, redact_text(v.judgment.rationale),
+                      redact_text(json.dumps([c.model_dump() for c in v.judgment.evidence])))
+                     for v in votes])
             db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
                        (trial_id, source, now))
+
+    def votes(self, trial_id: str | None = None) -> Iterator[tuple[str, str, str, int,
+                                                                  ItemJudgment]]:
+        """(trial_id, item_id, judge, sample, judgment) of every vote of a judge panel
+        (one trial's, with ``trial_id``), in trial and item order."""
+        query = "SELECT trial_id, item_id, judge, sample, label, reason, rationale, " \
+            "evidence FROM votes" + (" WHERE trial_id = ?" if trial_id else "") + \
+            " ORDER BY trial_id, item_id, judge, sample"
+        for tid, item_id, judge, sample, *row in self.db.execute(
+                query, (trial_id,) if trial_id else ()):
+            yield tid, item_id, judge, sample, _judgment("llm", item_id, *row)
 
     def judgments(self, source: str | None = None) -> dict[tuple[str, str], list[ItemJudgment]]:
         """Judgments by (trial_id, source)."""
