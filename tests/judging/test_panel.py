@@ -140,3 +140,11 @@ def test_the_cli_takes_judges_and_samples(tmp_path: Path) -> None:
     refused = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
                                   "--out", str(tmp_path / "x"), "--samples", "2"])
     assert refused.exit_code != 0 and "--model" in refused.output
+
+
+def test_checklists_show_prints_each_items_split_rate(panel_run: Path) -> None:
+    checklist = next((panel_run / "checklists").glob("log-error-filter*.json"))
+    out = runner.invoke(app, ["checklists", "show", str(checklist), "--run", str(panel_run)],
+                        env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "split votes" in out.output and "/3" in out.output  # three trials of the task

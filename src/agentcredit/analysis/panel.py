@@ -197,3 +197,18 @@ def _split_items(splits: dict[tuple[str, str], list[dict[str, Any]]],
              "rate": len(found) / seen[(h, item)], "examples": found[:5]}
             for (h, item), found in splits.items()]
     return sorted(rows, key=lambda r: (-r["rate"], -r["split_in"], r["item_id"]))
+
+
+def item_split_rates(store: RunStore, checklist_hash: str) -> dict[str, tuple[int, int]]:
+    """item id -> (trials whose decided votes disagree on it, trials with votes on it), over
+    the run's trials judged against the checklist ``checklist_hash``."""
+    trials = {t["trial_id"] for t in store.iter_trials() if t["checklist_hash"] == checklist_hash}
+    labels: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for trial_id, item_id, _, _, judgment in store.votes():
+        if trial_id in trials:
+            labels[(trial_id, item_id)].add(judgment.label)
+    out: dict[str, tuple[int, int]] = {}
+    for (_, item_id), given in labels.items():
+        split, total = out.get(item_id, (0, 0))
+        out[item_id] = (split + ({"yes", "no"} <= given), total + 1)
+    return out

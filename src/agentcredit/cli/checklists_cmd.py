@@ -162,30 +162,44 @@ def _task_free_gates(checklist: object, rules: object) -> list[GateFailure]:
 
 
 @app.command("show")
-def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")]) -> None:
+def show(path: Annotated[Path, typer.Argument(help="A checklist JSON file.")],
+         run: Annotated[Path | None, typer.Option(
+             "--run", help="A run judged by a panel: each item's split-vote rate.")] = None,
+         ) -> None:
     """Print a checklist as a table."""
     console = Console()
     try:
         checklist = read_checklist(path)
     except InputError as exc:
         raise fail(console, f"{exc.path}: {exc.reason}") from None
+    splits = _splits(run, checklist.hash)
     console.print(f"[bold]{q(checklist.task_id)}[/bold]  hash {q(checklist.hash[:16])}…  rules "
                   f"{q(checklist.rules.id)} {q(checklist.rules.version)}  by "
                   f"{q(checklist.synthesizer)}"
                   f"  prompt {q(checklist.prompt_version)}  {q(checklist.created_at)}")
     table = Table(show_lines=True)
-    for col in ("id", "route", "item", "quotes", "checks"):
+    for col in ("id", "route", "item", "quotes", "checks", *(["split votes"] if splits else [])):
         table.add_column(col, overflow="fold")
     for item in checklist.items:
         quotes = "\n".join(f"“{quote}”" for quote in item.quotes)
         route = f"{item.route}\n(needs a model)" if item.needs_model else item.route
-        table.add_row(q(item.id), q(route), q(item.text), q(quotes),
-                      q("\n".join(item.checks)))
+        split, total = splits.get(item.id, (0, 0))
+        table.add_row(q(item.id), q(route), q(item.text), q(quotes), q("\n".join(item.checks)),
+                      *([f"{split}/{total}"] if splits else []))
     console.print(table)
     for waiver in checklist.waivers:
         console.print(f"[dim]waived:[/dim] “{q(waiver.sentence)}” — {q(waiver.reason)}",
                       soft_wrap=True)
     _show_units(console, path.parent / COVERAGE, checklist.task_id)
+
+
+def _splits(run: Path | None, checklist_hash: str) -> dict[str, tuple[int, int]]:
+    if run is None:
+        return {}
+    from agentcredit.analysis.panel import item_split_rates
+    from agentcredit.store.run_store import RunStore
+
+    return item_split_rates(RunStore(run), checklist_hash)
 
 
 def _show_units(console: Console, coverage: Path, task_id: str) -> None:
