@@ -160,6 +160,11 @@ class ModelClient:
         return sum(limit.in_flight for limit in self._limits.values()) + \
             sum(self.in_flight_elsewhere.values())
 
+    @property
+    def capacity(self) -> int:
+        """Requests this client may have in flight at most (its concurrency; ``auto``: the
+        server's slots once known, else 64)."""
+        return self.settings.concurrency or self.info.slots or 64
 
     async def prompt_budget(self, answer_tokens: int | None = None) -> int | None:
         """Tokens a prompt may take so that an answer of ``answer_tokens`` (default: the

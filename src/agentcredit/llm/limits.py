@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections import deque
 from dataclasses import dataclass
 
 
@@ -83,7 +84,9 @@ class AdaptiveLimit:
         self.in_flight = 0
         self.peak = 0
         self._streak = 0
-        self._changed = asyncio.Condition()
+        self._waiting: deque[asyncio.Future[None]] = deque()
+        """Requests waiting for a slot, first come first served: a freed slot wakes one of
+        them (waking all on every release cost ~1 ms of CPU per call at 500 waiting)."""
 
     def set_ceiling(self, ceiling: int) -> None:
         """A ceiling the server told (its slots): the limit never goes above it."""
@@ -91,17 +94,43 @@ class AdaptiveLimit:
         self.limit = min(self.limit, self.ceiling)
 
     async def acquire(self) -> None:
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < self.limit)
-            self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
+        if self.in_flight < self.limit and not self._waiting:
+            self._take()
+            return
+        granted = asyncio.get_running_loop().create_future()
+        self._waiting.append(granted)
+        try:
+            await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self.in_flight -= 1  # a slot was handed over as the waiter was cancelled
+                self._hand_over()
+            raise
 
     async def release(self, hold: float = 0.0) -> None:
         if hold > 0:
             await asyncio.sleep(hold)
-        async with self._changed:
-            self.in_flight -= 1
-            self._changed.notify_all()
+        self.in_flight -= 1
+        if self._hand_over():
+            # Let the request that takes the slot go out before this answer is processed:
+            # a burst of answers then sends its follow-up requests first, and the server
+            # works on them while this loop turns the answers around.
+            await asyncio.sleep(0)
+
+    def _take(self) -> None:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def _hand_over(self) -> bool:
+        """Free slots to the longest-waiting requests still waiting; whether any took one."""
+        handed = False
+        while self._waiting and self.in_flight < self.limit:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                self._take()
+                waiter.set_result(None)
+                handed = True
+        return handed
 
     def overloaded(self) -> None:
         self._streak = 0
@@ -115,3 +144,4 @@ class AdaptiveLimit:
         if self._streak >= self.limit:
             self._streak = 0
             self.limit += 1
+            self._hand_over()

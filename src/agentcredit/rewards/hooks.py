@@ -149,8 +149,18 @@ class SkillRubricReward:
         and, when the process was verified, the :class:`TrialVerdict` (``verdict``)."""
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
+        # Twice as many samples under way as the verifier has requests in flight: the next
+        # ones are ready to send, and the rest are not prepared all at once ahead of the
+        # answers (512 coarse prompts built up front kept the first answers waiting ~250 ms).
+        started = asyncio.Semaphore(2 * getattr(self.verifier, "capacity", 32))
+
+        async def windowed(i: int, p: Any, c: Any, t: Any, s: Any
+                           ) -> tuple[float | None, dict[str, Any]]:
+            async with started:
+                return await self._contained(i, p, c, t, s)
+
         return list(await asyncio.gather(*(
-            self._contained(i, p, c, t, s) for i, (p, c, t, s) in
+            windowed(i, p, c, t, s) for i, (p, c, t, s) in
             enumerate(zip(prompts, completions, truths, skills, strict=True)))))
 
     async def _contained(self, index: int, prompt: Any, completion: Any, truth: Any,
