@@ -1,4 +1,5 @@
-"""Issue 61: the README's TRL recipe runs as written (the paid model swapped for a script)."""
+"""Issue 61: the TRL recipe of the turn-rewards guide runs as written (the paid model swapped
+for a script)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.rewards.test_turn_verifier import _bank
 
 
 def _trl_block() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "guides" / "turn-rewards.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
     [block] = [b for b in blocks if "SkillRubricReward(bank=bank" in b]
     return "\n".join(line.removeprefix("  ") for line in block.splitlines())
