@@ -134,6 +134,7 @@ def test_the_cli_takes_judges_and_samples(tmp_path: Path) -> None:
                               "--judges", "scripted/panel-a,scripted/panel-b",
                               "--samples", "2"])
     assert out.exit_code == 0, out.output
+    assert "judge scripted/panel-b: model requests sent 16" in " ".join(out.output.split())
     with (tmp_path / "scores.csv").open() as fh:
         assert {r["judge_model"] for r in csv.DictReader(fh)} == {
             "scripted/panel-a,scripted/panel-b×2"}

@@ -18,7 +18,7 @@ from rich.table import Table
 
 from agentcredit.cli.advice import advice, nothing_scored_hint, refused_line
 from agentcredit.cli.console import bars, fail, print_read_errors
-from agentcredit.cli.text import q, usage_rows
+from agentcredit.cli.text import q, usage_line, usage_rows
 from agentcredit.cli.watch import StatusLines, terminating
 from agentcredit.errors import AgentCreditError, NothingToScore
 from agentcredit.runs.judging import JudgeSummary
@@ -104,6 +104,7 @@ def print_run(console: Console, result: RunResult) -> None:
         console.print(q(refused_line(report, result.out)), soft_wrap=True)
     store = RunStore(result.out)
     print_summary(console, store, result.summary, result.judged, result.usage, result.elapsed)
+    _judge_costs(console, result)
     made = q(result.report_path) if result.report_path else "made once nothing is queued"
     console.print(f"scores: {q(result.scores_path)}; report: {made}; "
                   f"store: {q(result.store_path)}")
@@ -114,6 +115,14 @@ def print_run(console: Console, result: RunResult) -> None:
     nothing_scored(console, result)
 
 
+def _judge_costs(console: Console, result: RunResult) -> None:
+    """Each panel judge's own requests, tokens and cost."""
+    for judge, usage in result.judge_usage.items():
+        cost = usage.get("cost_usd")
+        console.print(f"judge {q(judge)}: {q(usage_line(usage))}"
+                      + (f", cost ${cost:.4f}" if cost is not None else ""), soft_wrap=True)
+
+
 def print_judged(console: Console, out: Path, result: RunResult) -> None:
     """What ``judge`` prints after judging, and its exit status (see :func:`finish`)."""
     if result.stale_lock:
@@ -122,6 +131,7 @@ def print_judged(console: Console, out: Path, result: RunResult) -> None:
     print_read_errors(console, result.load_errors)
     print_summary(console, RunStore(out), result.summary, result.judged, result.usage,
                   result.elapsed)
+    _judge_costs(console, result)
     if result.batch and result.cache_path is not None:
         next_step(console, result.cache_path, queued=result.queued)
     finish(console, result.judged)
