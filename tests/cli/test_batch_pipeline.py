@@ -48,3 +48,30 @@ def test_run_through_two_batch_rounds_without_live_calls(tmp_path: Path) -> None
     assert len(rows) == 8 and {r["judge"] for r in rows} == {"llm"}
     assert {r["judge_model"] for r in rows} == {"openai/judge-model"}
     assert json.loads((run / "summary.json").read_text())["labels"]["yes"] > 0
+
+
+def test_a_judge_panel_queues_every_vote_in_the_same_round(tmp_path: Path) -> None:
+    """Issue 59: two judges x two samples: the judging round holds all 32 requests."""
+    run = tmp_path / "run"
+    cache = run / "responses.sqlite"
+    with FakeLLMServer(responder=responder) as server:
+        base = ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"), "--out", str(run),
+                "--model", "openai/judge-model", "--base-url", f"{server.url}/v1",
+                "--judges", "openai/judge-model,openai/second-judge", "--samples", "2"]
+        for round_no, expected in ((1, 3), (2, 8 * 2 * 2)):
+            out = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "sk-test"})
+            assert out.exit_code == 0, out.output
+            requests = tmp_path / f"requests-{round_no}.jsonl"
+            exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
+                                           str(requests)])
+            assert f"wrote {expected} requests" in exported.output, exported.output
+            write_batch_results(requests, tmp_path / f"results-{round_no}.jsonl", responder)
+            assert runner.invoke(app, ["batch", "import", str(tmp_path / f"results-{round_no}"
+                                                              ".jsonl"), "--cache",
+                                       str(cache)]).exit_code == 0
+        final = runner.invoke(app, base, env={"OPENAI_API_KEY": "sk-test"})
+        assert final.exit_code == 0, final.output
+        assert server.count == 0
+    with (run / "scores.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert {r["judge_model"] for r in rows} == {"openai/judge-model,openai/second-judge×2"}
