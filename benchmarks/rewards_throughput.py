@@ -6,7 +6,8 @@ with 64 requests in flight. Every completion needs one coarse call and then its 
 calls, so the ideal is the number of waves of 64 calls times the latency. Prints the
 elapsed time, the calls made, the client's CPU per call (what decides the ratio: a wave's
 64 answers are turned around one after another on one event loop) and the ratio to the
-ideal (target <= 1.1, median of 5 passes). ``AGENTCREDIT_HTTP=httpx`` measures the SDK's own HTTP path.
+ideal (target <= 1.1, median of 5 passes). ``AGENTCREDIT_HTTP=httpx`` measures the SDK's
+own HTTP path.
 
     python benchmarks/rewards_throughput.py [--completions 512] [--latency 0.2]
         [--concurrency 64] [--gc-freeze]

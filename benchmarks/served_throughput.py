@@ -20,7 +20,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import httpx
-
 from tests.llm.fake_server import server_process
 from tests.rewards.test_acting_hooks import TOOL_COMPLETION
 from tests.serve.conftest import make_bank_dir, running
