@@ -149,3 +149,24 @@ def test_checklists_show_prints_each_items_split_rate(panel_run: Path) -> None:
                         env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
     assert "split votes" in out.output and "/3" in out.output  # three trials of the task
+
+
+def test_analyze_labels_takes_per_trial_scores(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"), "--out",
+                               str(run)]).exit_code == 0
+    scores = tmp_path / "scores.csv"  # a person's progress scores, higher = further
+    scores.write_text("trial_id,score\ncsv-sales-summary__Qm4tR2a,1.0\n"
+                      "csv-sales-summary__Lx9pV3c,0.7\njson-config-migrate__Pa3eK7u,1.0\n"
+                      "json-config-migrate__Rw8jN4s,0.5\nlog-error-filter__Bf7kW1e,0.1\n"
+                      "log-error-filter__Hs2nD8q,1.0\nlog-error-filter__Zc5mY0t,0.6\n")
+    out = runner.invoke(app, ["analyze", str(run), "--labels", str(scores), "--bootstrap", "50",
+                              "--json", str(tmp_path / "a.json")], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "trial scores" in out.output and "test (" in out.output
+    result = json.loads((tmp_path / "a.json").read_text())["labels"]
+    assert result["splits"]["all"]["scorers"]["partial_credit"]["spearman"] > 0.9
+    bad = tmp_path / "bad.csv"
+    bad.write_text("trial_id,score\ncsv-sales-summary__Qm4tR2a,high\n")
+    refused = runner.invoke(app, ["analyze", str(run), "--labels", str(bad)])
+    assert refused.exit_code != 0 and "line 2" in refused.output

@@ -145,6 +145,14 @@ def _print_labels(console: Console, labels: dict[str, Any] | None) -> None:
     """The judge against a person's labels, per split and rater."""
     if not labels:
         return
+    if "scores" in labels:
+        console.print(f"against {q(labels['scores'])} trial scores of {q(labels['file'])} "
+                      f"({q(labels['not_in_run'])} not in the run), Spearman's ρ:")
+        for split, entry in labels["splits"].items():
+            console.print(f"  {q(split)} ({q(entry['trials'])} trials): " + "; ".join(
+                f"{q(name)} {_fmt(v['spearman'], 2)} (n={q(v['n'])})"
+                for name, v in entry["scorers"].items()), soft_wrap=True)
+        return
     console.print(f"against {q(labels['labels'])} labels of {q(labels['file'])} "
                   f"({q(labels['not_in_run'])} not in the run):")
     for split, entry in labels["splits"].items():
