@@ -2,9 +2,9 @@
 
 Each shell block's ``agentcredit`` command lines are read as the shell would join them; every
 option a line names must exist on the command it names (a renamed or dropped option fails
-here, see the mutation test). The lines that need no paid model, server or network (no
-``--model`` other than a script, no ``--base-url``, no ``serve``, inputs that exist) are run
-against the shipped examples, with output folders moved under a temporary directory. Python
+here, see the mutation test). The lines that need no server or network (no ``--base-url``,
+no ``serve``, no placeholder, inputs that exist) are run against the shipped examples in a
+temporary directory, a paid model swapped for a scripted one that answers every schema. Python
 blocks that need no model are run the same way. The site itself is built with warnings as
 errors (``mkdocs build --strict``).
 """
@@ -94,19 +94,37 @@ def test_a_renamed_option_is_caught() -> None:
         "agentcredit skills has no command 'retreive'"]
 
 
+def _any_model(messages: list[dict[str, Any]], schema: dict[str, Any] | None) -> str:
+    """A scripted stand-in for whatever model a documented command names: the judge's,
+    the turn verifier's or the skill writer's answers, by the schema asked."""
+    from tests.judging import scripted_judge
+    from tests.rewards import scripted_verifier
+    from tests.skills import scripted_skills
+
+    title = (schema or {}).get("title")
+    if title in ("CoarseAnswer", "FineGroupAnswer"):
+        return scripted_verifier.answer(messages, schema)
+    if title in ("DraftChecklist", "ItemsAnswer", "HolisticAnswer"):
+        return scripted_judge.answer(messages, schema)
+    return scripted_skills.answer(messages, schema)
+
+
+def _scripted(line: str) -> str:
+    """The line with a paid model swapped for the scripted stand-in."""
+    return re.sub(r"--model (openai|anthropic)/\S+", "--model scripted/docs-model", line)
+
+
 def _runnable(line: str, cwd: Path) -> bool:
-    """A line that needs no paid model, server or network, names no placeholder (``TASKS``,
-    ``RUN``) and whose inputs exist (the examples, or what an earlier line wrote)."""
+    """A line that needs no server or network (a paid model is swapped for a script), names
+    no placeholder (``TASKS``, ``RUN``) and whose inputs exist (the examples, or what an
+    earlier line wrote)."""
     words = shlex.split(line)
     if "[" in line or any(w in words for w in ("serve", "--base-url", "--batch", "--perturb")):
         return False
     if any(re.fullmatch(r"[A-Z][A-Z0-9_]*", w) for w in words):
         return False
-    model = words[words.index("--model") + 1] if "--model" in words else "none"
-    if not (model == "none" or model.startswith("scripted/")):
-        return False
     inputs = [w for n, w in enumerate(words[1:], 1) if "/" in w and not w.startswith("-")
-              and words[n - 1] not in ("--out", "--json")]
+              and words[n - 1] not in ("--out", "--json", "--model")]
     return all((cwd / w).exists() for w in inputs)
 
 
@@ -114,8 +132,12 @@ def test_the_examples_that_need_no_model_run(tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "examples").symlink_to(ROOT / "examples")
+    from agentcredit.llm import register_script
+
+    register_script("docs-model", _any_model)
     ran = []
-    for where, line in [(w, x) for w, code in blocks(SHELL) for x in command_lines(code)]:
+    for where, line in [(w, _scripted(x)) for w, code in blocks(SHELL)
+                        for x in command_lines(code)]:
         if not _runnable(line, tmp_path):
             continue
         result = runner.invoke(app, shlex.split(line)[1:], env={"COLUMNS": "200"})
@@ -123,6 +145,8 @@ def test_the_examples_that_need_no_model_run(tmp_path: Path,
         ran.append(line)
     assert any(line.startswith("agentcredit run examples/tasks") for line in ran), ran
     assert any("--labels examples/labels.csv" in line for line in ran), ran
+    assert any(line.startswith("agentcredit skills import examples/skills --out runs/bank "
+                               "--model scripted/") for line in ran), ran
 
 
 def test_the_python_examples_that_need_no_model_run(tmp_path: Path) -> None:
