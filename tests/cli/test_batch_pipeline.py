@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from agentcredit.cli.app import app
 from tests.conftest import EXAMPLES
 from tests.judging import scripted_judge
+from tests.llm.batch_rounds import batch_round
 from tests.llm.fake_server import FakeLLMServer, write_batch_results
 
 runner = CliRunner()
@@ -61,14 +62,7 @@ def test_a_judge_panel_queues_every_vote_in_the_same_round(tmp_path: Path) -> No
         for round_no, expected in ((1, 3), (2, 8 * 2 * 2)):
             out = runner.invoke(app, [*base, "--batch"], env={"OPENAI_API_KEY": "sk-test"})
             assert out.exit_code == 0, out.output
-            requests = tmp_path / f"requests-{round_no}.jsonl"
-            exported = runner.invoke(app, ["batch", "export", "--cache", str(cache), "--out",
-                                           str(requests)])
-            assert f"wrote {expected} requests" in exported.output, exported.output
-            write_batch_results(requests, tmp_path / f"results-{round_no}.jsonl", responder)
-            assert runner.invoke(app, ["batch", "import", str(tmp_path / f"results-{round_no}"
-                                                              ".jsonl"), "--cache",
-                                       str(cache)]).exit_code == 0
+            assert batch_round(cache, tmp_path, str(round_no), responder) == expected
         final = runner.invoke(app, base, env={"OPENAI_API_KEY": "sk-test"})
         assert final.exit_code == 0, final.output
         assert server.count == 0

@@ -23,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from agentcredit.analysis.agreement import AgreementCounts, assertion_pairs
-from agentcredit.analysis.stats import Interval, clustered_auc, clustered_spearman
+from agentcredit.analysis.stats import (
+    Interval,
+    clustered_auc,
+    clustered_spearman,
+    percentile_interval,
+)
 from agentcredit.schema import ItemJudgment
 from agentcredit.store.run_store import RunStore
 from agentcredit.store.scores import score_trial, scored_trials
@@ -153,11 +158,7 @@ def _alpha_interval(data: np.ndarray, columns: dict[str, list[int]],
         picked = [c for t in rng.integers(0, len(groups), len(groups)) for c in groups[t]]
         drawn = nominal_alpha(data[:, picked])
         values[d] = np.nan if drawn is None else drawn
-    valid = values[~np.isnan(values)]
-    if not len(valid):
-        return Interval(estimate, None, None, level)
-    low, high = np.quantile(valid, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return Interval(estimate, float(low), float(high), level)
+    return percentile_interval(estimate, values, level)
 
 
 def nominal_alpha(data: np.ndarray) -> float | None:

@@ -105,7 +105,7 @@ def _draw_aucs(c: FloatArray, n_pos: FloatArray, n_neg: FloatArray,
         return np.where(den > 0, num / den, np.nan)
 
 
-def _interval(estimate: float | None, draws: FloatArray, level: float) -> Interval:
+def percentile_interval(estimate: float | None, draws: FloatArray, level: float) -> Interval:
     valid = draws[~np.isnan(draws)]
     if estimate is None or len(valid) == 0:
         return Interval(estimate, None, None, level)
@@ -126,7 +126,7 @@ def clustered_auc(scores: Sequence[float], positive: Sequence[bool], clusters: S
         return Interval(estimate, None, None, level), np.array([])
     c, n_pos, n_neg = pair_matrix(s, y, cluster, n_clusters)
     boot = _draw_aucs(c, n_pos, n_neg, cluster_weights(n_clusters, draws, rng))
-    return _interval(estimate, boot, level), boot
+    return percentile_interval(estimate, boot, level), boot
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,7 @@ def paired_delta_auc(scores_a: Sequence[float], scores_b: Sequence[float],
         return PairedDelta(Interval(None, None, None, level), None)
     valid = diff[~np.isnan(diff)]
     share = float((valid > 0).mean()) if len(valid) else None
-    return PairedDelta(_interval(estimate, diff, level), share)
+    return PairedDelta(percentile_interval(estimate, diff, level), share)
 
 
 def paired_auc_draws(scores_a: Sequence[float], scores_b: Sequence[float],
@@ -199,7 +199,7 @@ def clustered_spearman(x: Sequence[float], y: Sequence[float], clusters: Sequenc
         picked = np.concatenate([members[t] for t in rng.integers(0, n_clusters, n_clusters)])
         rho = spearman(a[picked], b[picked])
         values[d] = np.nan if rho is None else rho
-    return _interval(estimate, values, level)
+    return percentile_interval(estimate, values, level)
 
 
 @dataclass(frozen=True)
@@ -237,7 +237,7 @@ def paired_delta_spearman(a: Sequence[float], b: Sequence[float], y: Sequence[fl
             values[d] = ra - rb
     finite = values[~np.isnan(values)]
     share = float(np.mean(finite > 0)) if finite.size else None
-    return PairedRho(_interval(rho_a - rho_b, values, level), share)
+    return PairedRho(percentile_interval(rho_a - rho_b, values, level), share)
 
 
 @dataclass(frozen=True)
