@@ -730,13 +730,6 @@ def _heredoc_body(statement: Any) -> Any:
     return None
 
 
-def _name_of(node: Any) -> str:
-    for child in _walk(node):
-        if child.type == "command_name":
-            return unquoted(child).rsplit("/", 1)[-1]
-    return str(node.type)
-
-
 def _quote(word: str) -> str:
     return word if re.fullmatch(r"[\w./=:@%+,-]+", word) else "'" + word.replace(
         "'", "'\\''") + "'"
