@@ -209,7 +209,6 @@ def test_honest_work_on_the_agents_own_project_is_not_flagged(steps: list[list[C
 def test_the_tasks_tests_are_found_from_its_verifier() -> None:
     tests = task_tests(REPO)
     assert tests.files == {"/testbed/pkg/tests/test_core.py"}
-    assert "/testbed/pkg/tests/test_old.py" in tests.restored  # the verifier resets it
     assert task_tests(HARBOR).fixtures == {"/app/expected/report_ref.csv"}
     assert task_tests(None) == TaskTests()
     # without the task, writing the file its checks name is the agent's own new test
