@@ -4,12 +4,14 @@ is not. Strings are this file's own."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentcredit.evidence.dataflow import trial_flow
-from agentcredit.evidence.rigging import TaskTests, rigging_flags, task_tests
+from agentcredit.evidence.rigging import TaskTests, rigging_flags, task_tests, trial_rigging
+from agentcredit.formats import load
 from agentcredit.schema import Task
 
 Call = tuple[str, dict[str, Any]]
@@ -224,3 +226,18 @@ def test_only_code_that_changes_outcomes_makes_the_walk_refuse_later_runs() -> N
         flow = trial_flow([[planted], run])
         assert flow.steps[2].controlled is refused, planted
         assert bool(flow.flags) is refused
+
+
+def test_no_real_trial_is_flagged(corpus: Path) -> None:
+    """Every real trial of the corpus is honest work: none is flagged, with its task's
+    tests or without (``benchmarks/authored_changes.py`` lists any that would be)."""
+    tasks = {t.id: t for r in ("skillsbench/tasks", "terminal-bench-2/tasks")
+             for t in load([corpus / r]).tasks}
+    trials = load([corpus / r for r in ("skillsbench/trials-sample", "skillsbench/trials-more",
+                                        "skillsbench/trials-more2",
+                                        "terminal-bench-1/trials-sample")
+                   if (corpus / r).is_dir()]).trials
+    assert len(trials) >= 28
+    for trial in trials:
+        assert trial_rigging(trial, tasks.get(trial.task_id or "")) == (), trial.id
+        assert trial_rigging(trial) == (), trial.id

@@ -69,7 +69,7 @@ class TaskTests:
     files: frozenset[str] = frozenset()  # test files the verifier names outside ``dirs``
     fixtures: frozenset[str] = frozenset()  # reference files it reads that no one asked for
 
-    def holds(self, path: str) -> bool:
+    def holds(self, path: str) -> bool:  # a file of the task's tests
         return path in self.files or any(path == d or path.startswith(d + "/") for d in self.dirs)
 
     def governs(self, folder: str) -> bool:
@@ -205,12 +205,12 @@ class _Pass:
                     node.parent is None or node.parent.type != "command"):
                 self.assigned(node_text(node))  # (``X=1 cmd``: for that run only)
             elif node.type == "command" and (words := _words(node)):
-                up = node.parent
+                up = node.parent  # (``cd x && python3 - <<EOF``: the here-document's)
                 while up is not None and up.type in ("list", "pipeline"):
-                    up = up.parent  # (``cd x && python3 - <<EOF``: the here-document's)
+                    up = up.parent
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], up and _heredoc(up), depth)
 
-    def assigned(self, text: str) -> None:
+    def assigned(self, text: str) -> None:  # PYTEST_ADDOPTS, a folder put on PATH
         if _selection(text, "PYTEST_ADDOPTS"):
             self.flag("selects_tests", f"set {text[:120]!r}")
         found = re.search(r"\bPATH=['\"]?([^'\"\s]+)", text)
@@ -266,20 +266,16 @@ class _Pass:
                     self.flag("shims_runner", f"made {target} not executable")
                 elif self.tests.holds(self.path(target)):
                     self.wrote(target, "chmod-ed")
-        elif name == "ln" and len(operands) >= 2:
-            link = operands[-1]
+        elif name in ("ln", "update-alternatives") and len(operands) >= 2:
+            # ln SOURCE LINK; update-alternatives --install LINK NAME PATH, --set NAME PATH
+            source, link = (operands[0], operands[-1]) if name == "ln" else (
+                operands[min(2, len(operands) - 1) if "--install" in args else 1], operands[0])
             if link.endswith("/") or posixpath.basename(link) == "bin":
-                link = posixpath.join(link, posixpath.basename(operands[0]))
-            if _swaps(operands[0], link):
-                self.flag("shims_runner", f"linked {link} to {operands[0]}")
+                link = posixpath.join(link, posixpath.basename(source))
+            if _swaps(source, link):
+                self.flag("shims_runner", f"pointed {link} at {source} with {name}")
             elif not _runner(link):
                 self.wrote(link, "created")
-        elif name == "update-alternatives":
-            for verb, size in (("--install", 3), ("--set", 2)):  # LINK NAME PATH, NAME PATH
-                at = args.index(verb) if verb in args else len(args)
-                if len(args) > at + size and _swaps(args[at + size], args[at + 1]):
-                    self.flag("shims_runner", f"pointed {args[at + 1]} at {args[at + size]} "
-                              "with update-alternatives")
         elif name == "git":
             self.git(operands, args)
         elif name == "alias":
