@@ -41,9 +41,9 @@ _TEST_FILE = re.compile(r"(?:^|/)(?:tests?|__tests__|spec)(?:/|$)|(?:^|/)(?:test
 _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "builtin", "nice",
                        "timeout", "stdbuf", "xargs", "setsid", "ionice", "chroot"})
 # Shell text that can change a file, the runner or the selection (the rest is not parsed).
-_MATTERS = re.compile(r">|\(\s*\)|PYTEST_ADDOPTS|PATH=|\b(?:cd|rm|unlink|shred|rmdir|mv|cp|tee|"
-                      r"install|sed|perl|chmod|ln|update-alternatives|git|alias|bash|sh|zsh|"
-                      r"dash|su|docker|eval|python[\d.]*|pypy\w*|node|ruby|php)\b")
+_MATTERS = re.compile(r">|\(\s*\)|PYTEST_ADDOPTS|PATH=|\b(?:cd|rm|rmdir|unlink|shred|truncate|"
+                      r"mv|cp|tee|install|sed|perl|chmod|ln|update-alternatives|git|alias|sh|"
+                      r"bash|zsh|dash|su|docker|eval|python[\d.]*|pypy\w*|node|ruby|php)\b")
 _NO_EXEC = re.compile(r"0?[0246]{3}|[ugoa]*-[rwst]*x\w*|[ugoa]*=[rwst]*")  # chmod's mode
 # A wrapper that only runs the real runner with the arguments it was given (``{0}``: its name)
 _PASSES = r"(?:#![^\n]*\n|set -\w+\s)?\s*(?:exec |command )?(?:\S*/)?(?:python[\d.]* -m )?" \
@@ -249,7 +249,7 @@ class _Pass:
                        heredoc or (script if name != "docker" else ""), depth + 1)
         elif name == "cd" and operands:
             self.cwd = self.path(operands[0])
-        elif name in ("rm", "unlink", "shred", "rmdir", "mv"):
+        elif name in ("rm", "unlink", "shred", "rmdir", "truncate", "mv"):
             for target in operands[:-1] if name == "mv" else operands:
                 self.wrote(target, "deleted")
         if name in ("mv", "cp", "install", "tee") and operands:
