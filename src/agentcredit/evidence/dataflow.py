@@ -374,8 +374,7 @@ class _Walk:
 
     def pipeline(self, node: Any, stdin: Taint, positional: Taint) -> Taint:
         taint = stdin
-        stages = [c for c in node.children if c.is_named]
-        for _position, stage in enumerate(stages):
+        for stage in (c for c in node.children if c.is_named):
             printed = self.statement(stage, taint, positional)
             taint = _join(*printed) if printed else "none"
         return taint
