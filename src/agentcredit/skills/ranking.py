@@ -84,6 +84,16 @@ def top_k(similarity: np.ndarray, skill_ids: Sequence[str], k: int) -> list[tupl
     return out
 
 
+RETRIEVAL_FLOOR: dict[str, float] = {"lexical": 0.0}
+"""Per ranker, the top-1 score below which a task has no skill (``no_skill``) rather than
+the nearest unrelated one (measured on the corpus: ``benchmarks/retrieval_floor.py``)."""
+
+
+def floor_of(embed: str, floor: float | None = None) -> float:
+    """``floor`` when given, else the measured floor of the ranker (0: none)."""
+    return floor if floor is not None else RETRIEVAL_FLOOR.get(embed, 0.0)
+
+
 async def retrieve(bank: SkillBank, tasks: Sequence[Task], embedder: Embedder, *,
                    k: int = 1) -> list[Retrieval]:
     """The ``k`` best skills of ``bank`` for each task."""
