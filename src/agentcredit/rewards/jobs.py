@@ -23,8 +23,8 @@ from agentcredit.formats.join import first_user_message
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.redact import task_text as owned_text
-from agentcredit.rewards.report import MAX_TRIALS, Shown, write_turn_report
 from agentcredit.rewards.checklist import Rubric, criteria_of
+from agentcredit.rewards.report import MAX_TRIALS, Shown, write_turn_report
 from agentcredit.rewards.run import (
     Assignment,
     Member,

@@ -33,8 +33,8 @@ from agentcredit.schema import (
     Trial,
     TrialVerdict,
 )
-from agentcredit.schema.turns import rubric_key
 from agentcredit.schema.outcomes import Deferred, Failed
+from agentcredit.schema.turns import rubric_key
 from agentcredit.skills.bank import skill_hash
 from agentcredit.store.run_store import RunStore
 

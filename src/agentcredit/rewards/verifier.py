@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcredit.errors import ConfigError
 from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import evidence_steps, render_evidence
@@ -37,7 +38,6 @@ from agentcredit.llm.client import Model
 from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, ModelResponse
 from agentcredit.llm.window import fit_to_window
 from agentcredit.redact import task_owned_values
-from agentcredit.errors import ConfigError
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.checklist import ENDPOINT, Rubric, criteria_of, ground
 from agentcredit.rewards.prompts import (
