@@ -9,7 +9,15 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
-from agentcredit.cli.options import RUN_CACHE, BankArg, EmbedOpt, model_options
+from agentcredit.cli.options import (
+    RUN_CACHE,
+    BankArg,
+    ChecklistsOpt,
+    EmbedOpt,
+    FloorOpt,
+    RubricOpt,
+    model_options,
+)
 from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, NoTrialToVerify
 from agentcredit.llm.spec import ModelSpec
@@ -37,6 +45,9 @@ def reward(
         "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
     rules: Annotated[Path | None, typer.Option(
         "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
+    rubric: RubricOpt = "skill",
+    checklists: ChecklistsOpt = None,
+    floor: FloorOpt = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
@@ -47,7 +58,8 @@ def reward(
             result = turn_rewards(
                 bank_dir, trials, out, model=spec, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
-                budget_tokens=budget_tokens, rules=rules, progress=step)
+                budget_tokens=budget_tokens, rules=rules, progress=step,
+                rubric=rubric, checklists=checklists, floor=floor)
     except NoTrialToVerify as exc:
         _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
         raise fail(console, str(exc)) from None
