@@ -146,7 +146,7 @@ async def turn_rewards_async(
         skills, survey, instructions, skill, embed,
         cache=client.cache.path if client.cache is not None else None,
         base_url=model.base_url if isinstance(model, ModelSpec) else None,
-        floor=floor_of(embed, floor))
+        floor=floor_of(embed, floor, len(skills.skills)))
     plan = _Plan(skills, frozen, chosen, rubric)
     skipped = {trial_id: why for trial_id, seen in survey.seen.items()
                if (why := skip_reason(trial_id, seen, chosen.get(trial_id), skills,

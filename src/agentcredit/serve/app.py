@@ -80,7 +80,7 @@ def make_app(reward: SkillRubricReward, *, skill: str | None = None,
     ``floor``: the retrieval score below which a prompt has no skill (default: the
     lexical ranker's measured floor)."""
     service = _Service(reward, skill, max_body_bytes, max_depth)
-    service.floor = floor_of("lexical", floor)
+    service.floor = floor_of("lexical", floor, len(reward.bank.skills) if reward.bank else 0)
     service.unscored = unscored or UnscoredPolicy()
 
     @contextlib.asynccontextmanager
