@@ -10,6 +10,8 @@ by verifier checks is credited from the trial's per-check results where it has t
 (:func:`agentcredit.judging.verifier_judge.verifier_judgments`), the official outcome is
 folded in (:func:`agentcredit.scoring.fusion.fuse`: PASS credits assertion items, FAIL adds
 the endpoint criterion unsatisfied), and the endpoint criterion ``ENDPOINT`` is the outcome.
+An item left undecided whose state never left ``missing`` abstains as the judge does
+(``unverifiable``: out of ``S``'s denominator, as Abstain is out of partial credit's).
 """
 
 from __future__ import annotations
@@ -63,9 +65,17 @@ def ground(verdicts: dict[str, CriterionVerdict], checklist: Checklist, trial: T
     why = {j.item_id: f"from the verifier's checks: {j.rationale}" for j in judged}
     for item in checklist.items:
         label = fused.labels.get(item.id, "abstain")
-        if label != "abstain" and item.id in verdicts:
+        found = verdicts.get(item.id)
+        if found is None:
+            continue
+        if label != "abstain":
             reason = why.get(item.id, "the official outcome is PASS")
-            verdicts[item.id] = credited(verdicts[item.id], label == "yes", turns, reason)
+            verdicts[item.id] = credited(found, label == "yes", turns, reason)
+        elif found.status == "applicable" and not found.satisfied and \
+                all(t.state == "missing" for t in found.states):
+            verdicts[item.id] = found.model_copy(update={  # the judge's abstain
+                "status": "unverifiable", "corrections": (
+                    *found.corrections, "abstain: the log shows nothing either way")})
     if trial.outcome in ("pass", "fail"):
         blank = CriterionVerdict(criterion_id=ENDPOINT_ID, status="applicable", states=tuple(
             TurnState(turn=n, step=s, state="missing") for n, s in enumerate(turns, 1)),
