@@ -109,7 +109,8 @@ def main() -> None:
     for name, values in scores.items():
         interval, _ = clustered_auc(values, passed, tasks, np.random.default_rng(0), draws=2000)
         auc[name] = interval.estimate or float("nan")
-        print(f"  {name:22s} AUC {auc[name]:.3f} [{interval.ci_low or 0:.3f}, {interval.ci_high or 0:.3f}]  "
+        low, high = interval.ci_low or 0.0, interval.ci_high or 0.0
+        print(f"  {name:22s} AUC {auc[name]:.3f} [{low:.3f}, {high:.3f}]  "
               f"mean S {np.mean(values):.3f}")
     print(f"checklist vs judge: {auc['checklist'] - auc['judge']:+.3f} (within 0.05: "
           f"{abs(auc['checklist'] - auc['judge']) <= 0.05}); checklist vs skill: "
