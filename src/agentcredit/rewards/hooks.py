@@ -217,7 +217,8 @@ class SkillRubricReward:
         flags = flow_of(trial).flags if trial is not None else ()
         if flags:
             detail["rigging"] = rigging_text(flags)
-        if outcome is None and satisfaction is None:
+        if (outcome is None and satisfaction is None) or \
+                detail.get("process_code") == "no_checklist":  # never half a reward
             return None, detail
         reward = (outcome or 0.0) + self.process_weight * (satisfaction or 0.0)
         return reward - (self.rigging_penalty if flags else 0.0), detail
