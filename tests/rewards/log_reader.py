@@ -21,7 +21,10 @@ from tests.rewards.scripted_verifier import TURNS, text_of
 MIN_SHARED, MIN_SHARE = 2, 0.3
 HEADER = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\]")
 REQUIREMENT = re.compile(r"^([A-Z]+\d+|ENDPOINT): (.*)$")
-STOP = frozenset(["that", "this", "with", "from", "have", "been", "were", "will", "must", "should", "each", "their", "which", "into", "only", "when", "then", "than", "them", "they", "your", "what", "also", "does", "more", "most", "such", "file", "files", "output", "outputs", "shown", "shows", "show"])
+STOP = frozenset({"that", "this", "with", "from", "have", "been", "were", "will", "must",
+                  "should", "each", "their", "which", "into", "only", "when", "then", "than",
+                  "them", "they", "your", "what", "also", "does", "more", "most", "such",
+                  "file", "files", "output", "outputs", "shown", "shows", "show"})
 
 
 def content(text: str) -> set[str]:
