@@ -193,8 +193,14 @@ def test_skills_reward_names_both_hashes_in_every_row(tmp_path: Path) -> None:
     run = tmp_path / "run"
     out = runner.invoke(app, ["skills", "reward", str(_bank(tmp_path)), str(EXAMPLES / "jobs"),
                               "--tasks", str(EXAMPLES / "tasks"), "--out", str(run), "--model",
-                              "scripted/reward-both", "--rubric", "both"])
+                              "scripted/reward-both", "--rubric", "both", "--analyze"])
     assert out.exit_code == 0, out.output
+    assert "turn verifier S: the task's checklist" in out.output  # its AUC, beside the others
+    analyzed = runner.invoke(app, ["analyze", str(run), "--json", str(tmp_path / "a.json")])
+    assert analyzed.exit_code == 0, analyzed.output
+    scorers = json.loads((tmp_path / "a.json").read_text())["scorers"]
+    assert {"turn_checklist", "turn_skill", "check_fraction"} <= set(scorers)
+    assert scorers["turn_checklist"]["uses_outcome"] and not scorers["turn_skill"]["uses_outcome"]
     rows = [json.loads(line) for line in (run / "turn_rewards.jsonl").read_text().splitlines()]
     assert rows and all(r["checklist_hash"] and r["skill_hash"] and r["rubric"] == "both"
                         for r in rows)

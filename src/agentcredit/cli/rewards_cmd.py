@@ -48,6 +48,10 @@ def reward(
     rubric: RubricOpt = "skill",
     checklists: ChecklistsOpt = None,
     floor: FloorOpt = None,
+    analyze: Annotated[bool, typer.Option(
+        "--analyze", help="Then print the AUC of each rubric's S against the outcome and "
+        "its Spearman's ρ with the checks passed among failures (as `agentcredit analyze`)."
+    )] = False,
     spec: ModelSpec | None = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
@@ -74,6 +78,12 @@ def reward(
                       "command again with --batch until nothing is queued.")
         return
     _print_table(console, result)
+    if analyze:
+        from agentcredit.analysis.analyze import analyze_store
+        from agentcredit.cli.analysis_cmd import print_result
+        from agentcredit.store.run_store import RunStore
+
+        print_result(console, analyze_store(RunStore(out)))
     if result.summary.failed:
         raise typer.Exit(1)
 

@@ -169,7 +169,7 @@ async def turn_rewards_async(
                               if client.cache is not None else None)
         if not summary.deferred:
             _write(result, store, survey.members(plan, skipped), shown, skills, out,
-                   process_weight, normalize)
+                   process_weight, normalize, survey.seen)
         result.usage = client.ledger.summary()
         return result
     finally:
@@ -278,7 +278,8 @@ async def _assignments(paths: list[Path], survey: _Survey, plan: _Plan,
 
 def _write(result: RewardResult, store: RunStore,
            members: dict[str, list[Member]], shown: dict[str, Shown],
-           bank: SkillBank, out: Path, process_weight: float, normalize: bool) -> None:
+           bank: SkillBank, out: Path, process_weight: float, normalize: bool,
+           seen: dict[str, Seen]) -> None:
     """The turn rows, written one group at a time (JSON Lines, Parquet) and the page."""
     table = result.table = RewardTable()
     rewarded: set[str] = set()
@@ -288,6 +289,7 @@ def _write(result: RewardResult, store: RunStore,
                                normalize=normalize):
             result.rows += 1
             rewarded.add(str(row["trial_id"]))
+            row["check_fraction"] = seen[str(row["trial_id"])].check_fraction
             if (item := shown.get(str(row["trial_id"]))) is not None:
                 item.rows.append(row)
             yield row

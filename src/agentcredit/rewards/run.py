@@ -81,11 +81,15 @@ class Seen:
     has_steps: bool
     has_text: bool
     """Its own log shows the instruction (a user message before the agent's first step)."""
+    check_fraction: float | None = None
+    """The share of the verifier's checks it passed (None: no per-check results)."""
 
     @classmethod
     def of(cls, trial: Trial) -> Seen:
+        checks = list(trial.checks.values())
         return cls(trial.task_id, outcome_value(trial), bool(trial.steps),
-                   bool(first_user_message(trial)))
+                   bool(first_user_message(trial)),
+                   checks.count("passed") / len(checks) if checks else None)
 
 
 @dataclass
