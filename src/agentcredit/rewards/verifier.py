@@ -11,6 +11,12 @@ the raw outputs of a call share a budget of :data:`FINE_SHARE` of the coarse vie
 fine calls cost a fraction of the coarse one. Each criterion's answer is then rebuilt under
 the causal rule (:mod:`agentcredit.rewards.causal`).
 
+With the task's checklist (``rubric`` checklist or both, :mod:`agentcredit.rewards.checklist`)
+its items join the skill's criteria in the same two stages: the coarse call selects the
+skill's criteria only (an item always applies and may move at any turn), and the fine
+call's raw budget gives up what the items' lines add, so a trial still costs one coarse and
+(when candidates overlap) one fine call.
+
 A criterion whose evidence needs an image is ``unverifiable`` when the trajectory holds no
 image (decided before any call); a criterion with no candidate turn stays ``missing``
 throughout without a fine call; an answer without the criterion makes it ``failed``
@@ -39,7 +45,7 @@ from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, Model
 from agentcredit.llm.window import fit_to_window
 from agentcredit.redact import task_owned_values
 from agentcredit.rewards.causal import enforce
-from agentcredit.rewards.checklist import ENDPOINT, Rubric, criteria_of, ground
+from agentcredit.rewards.checklist import ENDPOINT, ITEM_EVIDENCE, Rubric, criteria_of, ground
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
     CoarseAnswer,
@@ -136,7 +142,10 @@ async def _verify(trial: TrialRecord, skill: Skill | None, model: Model, instruc
                             f"({leak[1]!r})")
     ask = _Asker(model, record, GenerationConfig(seed=seed))
     turns = agent_turns(trial)
-    coarse = await _coarse(ask, trial, instruction, turns, rubric, budget_tokens)
+    # A checklist item always applies (its task's own requirement: undecided, it abstains)
+    # and may move at any turn, so the coarse call selects the skill's criteria only.
+    own = [c for c in rubric if c.evidence != ITEM_EVIDENCE]
+    coarse = await _coarse(ask, trial, instruction, turns, own, budget_tokens)
     if not isinstance(coarse, tuple):
         return coarse
     answer, view_chars = coarse
@@ -144,7 +153,8 @@ async def _verify(trial: TrialRecord, skill: Skill | None, model: Model, instruc
     plans, flat = _plans(rubric, {c.criterion_id: c for c in answer.criteria}, turns,
                          has_images(trial))
     fine = _Fine(ask, trial, instruction, {c.id: c for c in rubric}, plans, summaries,
-                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE)), rule)
+                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE) - sum(
+                     len(c.statement) + 8 for c in rubric if c not in own)), rule)
     answered = await asyncio.gather(*(fine.group(ids) for ids in overlapping(plans)))
     for verdicts in answered:
         if not isinstance(verdicts, dict):
