@@ -21,6 +21,7 @@ from agentcredit.cli.options import (
 from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, NoTrialToVerify
 from agentcredit.llm.spec import ModelSpec
+from agentcredit.rewards.checklist import RubricChoice
 from agentcredit.rewards.jobs import RewardResult, turn_rewards
 from agentcredit.schema import ReadError
 
@@ -63,7 +64,7 @@ def reward(
                 bank_dir, trials, out, model=spec, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
                 budget_tokens=budget_tokens, rules=rules, progress=step,
-                rubric=rubric, checklists=checklists, floor=floor)
+                choice=RubricChoice(rubric, checklists, floor))  # type: ignore[arg-type]
     except NoTrialToVerify as exc:
         _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
         raise fail(console, str(exc)) from None

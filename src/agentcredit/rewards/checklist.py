@@ -17,6 +17,8 @@ An item left undecided whose state never left ``missing`` abstains as the judge 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 from agentcredit.judging.verifier_judge import verifier_judgments
@@ -37,6 +39,16 @@ ITEM_FAILURE = "the log shows it unmet, or shows nothing of it"
 ENDPOINT = RubricCriterion(id=ENDPOINT_ID, statement="The official verifier passes.",
                            evidence="the official outcome is PASS",
                            failure="the official outcome is FAIL")
+
+
+@dataclass(frozen=True)
+class RubricChoice:
+    """What a reward run verifies: ``rubric``, the folder of frozen ``checklists`` (else
+    derived from the tasks' verifiers) and the retrieval ``floor`` (else the measured one)."""
+
+    rubric: Rubric = "skill"
+    checklists: Path | str | None = None
+    floor: float | None = None
 
 
 def item_criteria(checklist: Checklist) -> tuple[RubricCriterion, ...]:

@@ -23,7 +23,7 @@ from agentcredit.formats.join import first_user_message
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.redact import task_text as owned_text
-from agentcredit.rewards.checklist import Rubric, criteria_of
+from agentcredit.rewards.checklist import Rubric, RubricChoice, criteria_of
 from agentcredit.rewards.report import MAX_TRIALS, Shown, write_turn_report
 from agentcredit.rewards.run import (
     Assignment,
@@ -110,60 +110,48 @@ async def turn_rewards_async(
     model: ModelLike, process_weight: float = 1.0, normalize: bool = False,
     skill: str | None = None, tasks: Sequence[Path | str] = (), embed: str = "lexical",
     seed: int = 0, budget_tokens: int = 24_000, rules: Path | str | None = None,
-    progress: Callable[[str], None] | None = None, rubric: Rubric = "skill",
-    checklists: Path | str | None = None, floor: float | None = None,
+    progress: Callable[[str], None] | None = None, choice: RubricChoice | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the
     instruction of ``tasks`` or the trial's own), verify turn by turn (resumable) and write
     the per-turn rows. ``rules`` is a rules YAML whose evidence section decides when a cited
     quote is specific enough (default: the shipped rules), as it does for the judge.
-    ``rubric``: verify the skill's criteria, the task's frozen checklist (from
-    ``checklists``, else derived from the verifier of a task in ``tasks``) or both in the
-    same calls; a trial whose task has no checklist is skipped (``no_checklist``), one whose
-    retrieval scores below ``floor`` (default: :data:`RETRIEVAL_FLOOR` for lexical) has no
-    skill (``no_skill``).
-
-    Raises:
-        NothingToDo: no trial can be verified (every reason is in ``read_errors`` and the
-            message).
-        ConfigError: an unknown ``skill`` or an unusable model setting.
+    ``choice.rubric``: the skill's criteria, the task's frozen checklist (``checklists``,
+    else derived from a task in ``tasks``; none: ``no_checklist``) or both in the same calls;
+    retrieval below ``choice.floor`` (default: the ranker's measured one) is ``no_skill``. Raises
+    NothingToDo when no trial can be verified (every reason is in ``read_errors`` and
+    the message), ConfigError for an unknown ``skill`` or an unusable model setting.
     """
-    out = Path(out)
-    rule_set = load_rules(rules)
-    rule = rule_set.evidence  # when a cited quote is specific enough
+    out, rule_set = Path(out), load_rules(rules)  # its evidence: when a quote is specific
     skills = bank if isinstance(bank, SkillBank) else load_bank(Path(bank))
     if skill is not None and skills.get(skill) is None:
         raise ConfigError(f"no skill {skill!r} in "
                           f"{'the bank' if isinstance(bank, SkillBank) else bank}")
     client = client_for(model, default_cache=out / "responses.sqlite")
     assert client is not None
-    paths = [*map(Path, trials), *map(Path, tasks)]
+    paths, choice = [*map(Path, trials), *map(Path, tasks)], choice or RubricChoice()
     survey = await asyncio.to_thread(_Survey.read, paths)
     instructions = {t.id: t.instruction for t in survey.tasks}
-    frozen = frozen_checklists(checklists, survey.tasks, rule_set) if rubric != "skill" \
-        else {}
+    rubric, frozen = choice.rubric, frozen_checklists(choice, survey.tasks, rule_set)
     choices, chosen = ({}, {}) if rubric == "checklist" else await _choose(
         skills, survey, instructions, skill, embed,
         cache=client.cache.path if client.cache is not None else None,
         base_url=model.base_url if isinstance(model, ModelSpec) else None,
-        floor=floor_of(embed, floor, len(skills.skills)))
+        floor=floor_of(embed, choice.floor, len(skills.skills)))
     plan = _Plan(skills, frozen, chosen, rubric)
     skipped = {trial_id: why for trial_id, seen in survey.seen.items()
-               if (why := skip_reason(trial_id, seen, chosen.get(trial_id), skills,
-                                      instructions, plan.checklist(seen.task_id),
-                                      rubric)) is not None}
+               if (why := plan.skip(trial_id, seen, instructions)) is not None}
     if len(skipped) == len(survey.seen):
         raise _nothing_to_verify(survey.errors, choices, skipped)
     owned = {t.id: owned_text(t.instruction, t.verifier_files) for t in survey.tasks}
-    shown = {trial_id: Shown() for trial_id in survey.seen if trial_id not in skipped}
-    shown = dict(list(shown.items())[:MAX_TRIALS])
+    shown = {t: Shown() for t in [t for t in survey.seen if t not in skipped][:MAX_TRIALS]}
     store = RunStore(out)
     try:
         assignments = _assignments(paths, survey, plan, instructions, owned, shown)
         summary = await verify_all(store, assignments, client, seed=seed,
                                    budget_tokens=budget_tokens,
                                    concurrency=concurrency_of(model), progress=progress,
-                                   rule=rule)
+                                   rule=rule_set.evidence)
         result = RewardResult(read_errors=survey.errors, choices=choices, skipped=skipped,
                               summary=summary, cache_path=client.cache.path
                               if client.cache is not None else None)
@@ -226,6 +214,11 @@ class _Plan:
     def checklist(self, task_id: str | None) -> Checklist | None:
         return self.checklists.get(task_id or "") if self.rubric != "skill" else None
 
+    def skip(self, trial_id: str, seen: Seen, instructions: dict[str, str]) -> str | None:
+        """Why a trial cannot be verified (None when it can)."""
+        return skip_reason(trial_id, seen, self.chosen.get(trial_id), self.bank, instructions,
+                           self.checklist(seen.task_id), self.rubric)
+
     def parts(self, trial_id: str, task_id: str | None) -> tuple[Skill | None,
                                                                  Checklist | None]:
         skill = self.bank.get(self.chosen.get(trial_id, "")) if self.rubric != "checklist" \
@@ -238,11 +231,14 @@ class _Plan:
                           rubric=self.rubric)
 
 
-def frozen_checklists(folder: Path | str | None, tasks: Sequence[Task], rules: Rules,
+def frozen_checklists(choice: RubricChoice, tasks: Sequence[Task], rules: Rules,
                       ) -> dict[str, Checklist]:
-    """The frozen checklists of ``folder`` by task id, and for a task of ``tasks`` without
-    one, the checklist derived from its verifier (no model) when it passes the gates."""
-    found = load_checklists(folder) if folder is not None else {}
+    """The frozen checklists of ``choice.checklists`` by task id, and for a task of ``tasks``
+    without one, the checklist derived from its verifier (no model) when it passes the
+    gates; none under a skill's rubric."""
+    if choice.rubric == "skill":
+        return {}
+    found = load_checklists(choice.checklists) if choice.checklists is not None else {}
     for task in tasks:
         if task.id not in found and isinstance(made := derive_checklist(task, rules),
                                                Checklist):
@@ -265,9 +261,7 @@ async def _assignments(paths: list[Path], survey: _Survey, plan: _Plan,
     reads it (a trial the first read did not see, or could not verify, is left out)."""
     async for trial in TrialStream(paths):
         seen = survey.seen.get(trial.id)
-        if seen is None or skip_reason(
-                trial.id, seen, plan.chosen.get(trial.id), plan.bank, instructions,
-                plan.checklist(trial.task_id), plan.rubric) is not None:
+        if seen is None or plan.skip(trial.id, seen, instructions) is not None:
             continue
         item = plan.assignment(trial, task_text(trial, instructions),
                                owned.get(trial.task_id or ""))
