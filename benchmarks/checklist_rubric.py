@@ -103,6 +103,7 @@ def main() -> None:
     if not CORPUS.is_dir():
         raise SystemExit(f"no shared corpus at {CORPUS}")
     scores, passed, tasks = collect()
+    print("python benchmarks/checklist_rubric.py (answers: tests/rewards/log_reader.py)")
     print(f"{len(passed)} trials ({sum(passed)} PASS / {len(passed) - sum(passed)} FAIL), "
           f"{len(set(tasks))} tasks; AUC of S against PASS, task-clustered 95% interval")
     auc: dict[str, float] = {}
