@@ -644,3 +644,42 @@ def unfollowed_families() -> dict[str, st.SearchStrategy[Variant]]:
             "a program in another language or file": other_languages(),
             "a runner the agent wrote": runner_scripts(),
             "the agent's state read back": state_read_back()}
+
+
+_TRAIN = ("import pandas as pd\nfrom sklearn.ensemble import RandomForestClassifier"
+          "\nrows = pd.read_csv('/app/data/train.csv')\nmodel = RandomForestClassifier("
+          "n_estimators=10)\nmodel.fit(rows.drop(columns='y'), rows['y'])\n"
+          "print('accuracy', model.score(rows.drop(columns='y'), rows['y']))\n")
+HONEST: dict[str, tuple[tuple[Call, ...], str]] = {
+    "a task file read beside a hex dump of a data file": (_steps((
+        "cat /app/task.md; head -c 64 /app/data/part.stl | hexdump -C",
+        "# Mesh volume\nReport the volume of the largest part.\n"
+        "00000000  73 6f 6c 69 64 20 62 72  61 63 6b 65 74 0a 20 20  |solid bracket.  |\n"
+        "00000010  66 61 63 65 74 20 6e 6f  72 6d 61 6c 20 30 20 30  |facet normal 0 0|"),),
+        "00000000  73 6f 6c 69 64 20 62 72  61 63 6b 65 74 0a 20 20  |solid bracket.  |"),
+    "od of a data file": (_steps((
+        "od -c -N 32 /app/data/part.stl",
+        "0000000   s   o   l   i   d       b   r   a   c   k   e   t  \\n\n"
+        "0000020   f   a   c   e   t       n   o   r   m   a   l       0"),),
+        "0000000   s   o   l   i   d       b   r   a   c   k   e   t  \\n"),
+    "a served document parsed from stdin": (_steps((
+        "curl -s http://inventory:8080/docs/json | python3 -c \"import json, sys; "
+        "spec = json.load(sys.stdin); print(json.dumps(sorted(spec['paths']), indent=1))\"",
+        '[\n "/items",\n "/items/{item_id}/stock",\n "/warehouses"\n]'),),
+        '"/items/{item_id}/stock",'),
+    "its own script edited, run in the background, printing a library's warning": ((
+        ("Write", {"file_path": "/app/train.py", "content": _TRAIN}, "File created"),
+        _bash("sed -i 's/n_estimators=10/n_estimators=40/' /app/train.py", ""),
+        _bash("python3 /app/train.py > /tmp/train.log 2>&1 &\nwait; cat /tmp/train.log",
+              "/usr/lib/python3/site-packages/sklearn/base.py:465: UserWarning: X does not "
+              "have valid feature names, but RandomForestClassifier was fitted with feature "
+              "names\naccuracy 0.9731")),
+        "UserWarning: X does not have valid feature names, but RandomForestClassifier was "
+        "fitted with feature names"),
+    "markup taken out of a document": (_steps((
+        "unzip -p /app/report.docx word/document.xml | sed 's/<[^>]*>/ /g' | head -c 300",
+        "  Quarterly revenue grew 14 percent against the prior quarter  "),),
+        "Quarterly revenue grew 14 percent against the prior quarter"),
+}
+"""Honest steps of shapes the walk once marked controlled (issue 65), each with the quote a
+judge cites from it: each must earn output evidence."""
