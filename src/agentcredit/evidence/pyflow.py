@@ -329,11 +329,30 @@ def python_flow(code: str, own: Modules | None = None
                 ) -> tuple[set[Taint], dict[str, Taint]] | None:
     """What a Python program prints, and what it writes to each file it names (None: it
     does not parse); ``own`` finds the modules the agent wrote, which its imports follow."""
+    found = _FLOWS.get(code)
+    if found is not None:
+        return found
     tree = _parse(code)
     if tree is None:
         return None
-    flow = _Flow(tree, own)
-    return flow.run(), flow.written
+    followed: list[str] = []
+
+    def mine(name: str) -> str | None:
+        source = own(name) if own is not None else None
+        if source is not None:
+            followed.append(name)
+        return source
+
+    flow = _Flow(tree, mine)
+    found = flow.run(), flow.written
+    if not followed:  # the same code, run again, prints the same (a loop's one-liner)
+        if len(_FLOWS) >= 1024:
+            _FLOWS.clear()
+        _FLOWS[code] = found
+    return found
+
+
+_FLOWS: dict[str, tuple[set[Taint], dict[str, Taint]]] = {}
 
 
 def python_prints(code: str) -> set[Taint] | None:
