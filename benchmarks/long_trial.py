@@ -52,10 +52,11 @@ def write_trial(root: Path, steps: int) -> Path:
             command, shown = SHAPES[i % len(SHAPES)]
             out.write(", " + json.dumps({
                 "step_id": i, "source": "agent",
-                "tool_calls": [{"tool_call_id": f"c{i}", "function_name": "run_shell_command",
+                "tool_calls": [{"tool_call_id": f"c{i}", "function_name": "bash",
                                 "arguments": {"command": command.format(k=k, j=j)}}],
                 "observation": {"results": [{"source_call_id": f"c{i}", "content":
-                                             shown.format(k=k, k2=2 * k) + f"\nstep {i}"}]}}))
+                                             shown.format(k=k, k2=2 * k) + f"\n{i}"}]}},
+                separators=(",", ":")))
         out.write("]}")
     tests = [{"name": c, "status": "passed"} for c in CHECKS]
     (folder / "verifier" / "ctrf.json").write_text(json.dumps({"results": {"tests": tests}}))
