@@ -20,8 +20,15 @@ A step whose output holds anything ``rewritten`` or ``pure`` (beside ``real`` ou
 which line is which cannot be told) is *controlled*: none of its lines backs a ``yes``;
 ``literal`` text is left to the line rules, which find it where it shows. Deny by default:
 a name the agent defined (a function, an alias, a script on PATH, a Makefile or
-``package.json`` script it wrote) is followed into what it runs. What the agent's program
-computes from real data stays ``real``: that is the work.
+``package.json`` script it wrote) is followed into what it runs; a command string a wrapper
+carries (``docker exec c sh -c '…'``, ``ssh host cmd``, ``xargs sh -c``) is read as the
+command it is; what the walk cannot follow is the agent's (a terminal's bytes, a process it
+left running or a page such a process serves, a program built from its sources in a language
+without value flow, a notebook); and the state it wrote (commits, rows, names, files found by
+a harness's search tool) shown back carries its taint. Filters and dumps that put in no text
+of their own (``hexdump``, ``od``, ``sed 's/<[^>]*>/ /g'``) keep real bytes real. What the
+agent's program computes from real data stays ``real``: that is the work. Each tool call is
+decided on its own: one call's stream never demotes another's.
 
 The same walk finds actions that rig the measurement
 (:class:`agentcredit.schema.RiggingFlag`). Pure.
