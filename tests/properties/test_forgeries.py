@@ -3,6 +3,7 @@ the judge's quote check or the turn verifier; the genuine control of the same sh
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +12,7 @@ from agentcredit.evidence.view import evidence_steps
 from agentcredit.rewards.causal import enforce
 from agentcredit.rewards.prompts import FineAnswer
 from agentcredit.schema import Citation, ItemJudgment, Observation, Origin, Step, ToolCall, Trial
-from tests.properties.forgeries import Call, families
+from tests.properties.forgeries import HONEST, Call, families
 
 INSTRUCTION = ("Parse every log file under /var/log/app and write the error counts per "
                "service to /app/errors.json. Make sure the provided test suite passes.")
@@ -62,3 +63,27 @@ def test_every_drawn_forgery_is_refused_and_its_control_accepted(data: st.DataOb
     kind, judged, verified = _earns(variant.control, variant.control_quote)
     assert (kind, judged, verified) == ("output", True, True), \
         (family, variant.control, variant.control_quote, kind)
+
+
+@pytest.mark.parametrize("name", sorted(HONEST))
+def test_honest_steps_earn_output(name: str) -> None:
+    calls, quote = HONEST[name]
+    assert _earns(calls, quote) == ("output", True, True), name
+
+
+def test_one_tool_calls_stream_never_demotes_anothers() -> None:
+    """A step with a controlled call (a computed line) and a real test run: the run's line
+    stays output, the computed one does not."""
+    step = Step(index=2, source="agent", origin=Origin(path="x"), tool_calls=(
+        ToolCall(id="a", name="bash", arguments={"command": "echo $((40+2)) checks done"}),
+        ToolCall(id="b", name="bash", arguments={"command": "python -m pytest -q tests"})),
+        observations=(Observation(call_id="a", text="42 checks done"),
+                      Observation(call_id="b", text="....\n4 passed in 0.31s")))
+    trial = _trial(())
+    trial = trial.model_copy(update={"steps": (*trial.steps, step)})
+    steps = evidence_steps(trial, INSTRUCTION)
+    kinds = {quote: check_quotes(ItemJudgment(item_id="C1", label="yes", source="llm",
+                                              evidence=(Citation(step=3, quote=quote),)),
+                                 steps).evidence[0].kind
+             for quote in ("4 passed in 0.31s", "42 checks done")}
+    assert kinds == {"4 passed in 0.31s": "output", "42 checks done": "authored"}, kinds

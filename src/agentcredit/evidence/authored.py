@@ -49,6 +49,7 @@ _FORMAT_FIELD = re.compile(
 _QUOTED = re.compile(r"'([^'\n]{2,2000})'|\"([^\"\n]{2,2000})\"")
 _NUMBER = re.compile(r"\b\d+(?:\.\d+)?\b")
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[^\W_]+")
+_RUN = re.compile(r"[^\W_]+")
 # What a reader puts before a line it shows back (the line's own text follows): grep -n's
 # "12:" (with a file name), uniq -c's count, awk's NR, git log --oneline's hash, a logging
 # timestamp and level.
@@ -223,6 +224,7 @@ class LiteralIndex:
         self.pattern = re.compile("|".join(map(re.escape, chunks))) if chunks else None
         self.memo: dict[tuple[str, int, bool], bool] = {}
         self.lines: dict[str, int] | None = None  # whole typed lines (built when first asked)
+        self.runs: dict[str, list[int]] | None = None  # alnum run -> texts holding it
 
     def authored(self, line: str, end: int, numbered: bool = False) -> bool:
         """Whether the normalized ``line`` is reachable from the first ``end`` strings
@@ -261,7 +263,7 @@ class LiteralIndex:
         """Whether the line occurs in one of the first ``end`` strings with whole tokens at
         its edges (``42`` is not found in ``x421``); unless ``anywhere``, only in a string
         as short as a command line."""
-        at = self.joined.find(line)
+        at = self._first(line, end)
         tries = 0
         while at >= 0 and tries < 64:
             tries += 1
@@ -271,15 +273,43 @@ class LiteralIndex:
             stop = self.starts[text + 1] - 1 if text + 1 < len(self.starts) else len(
                 self.joined)
             if not anywhere and stop - self.starts[text] > MAX_COMMAND_CHARS:
-                at = self.joined.find(line, at + 1)
+                at = self._first(line, end, at)
                 continue
             after = at + len(line)
             if not (line[0].isalnum() and at > 0 and self.joined[at - 1].isalnum()) and not (
                     line[-1].isalnum() and after < len(self.joined)
                     and self.joined[after].isalnum()):
                 return True
-            at = self.joined.find(line, at + 1)
+            at = self._first(line, end, at)
         return False
+
+    def _first(self, line: str, end: int, after: int = -1) -> int:
+        """Where the line first occurs in the strings (-1: nowhere), looked for only in the
+        strings holding its rarest run of letters or digits (each of its runs is a whole
+        run where it is found): the cost grows with those strings, not with all of them."""
+        if len(self.joined) < 1 << 16:
+            return self.joined.find(line, after + 1)
+        if self.runs is None:
+            self.runs = {}
+            for number, start in enumerate(self.starts):
+                stop = self.starts[number + 1] - 1 if number + 1 < len(self.starts) else len(
+                    self.joined)
+                for run in set(_RUN.findall(self.joined, start, stop)):
+                    self.runs.setdefault(run, []).append(number)
+        runs = [self.runs.get(run, ()) for run in set(_RUN.findall(line))]
+        if not runs:
+            return self.joined.find(line, after + 1)
+        for number in min(runs, key=len):
+            if self.owner[number] >= end:
+                break
+            stop = self.starts[number + 1] - 1 if number + 1 < len(self.starts) else len(
+                self.joined)
+            if stop <= after:
+                continue
+            at = self.joined.find(line, max(self.starts[number], after + 1), stop)
+            if at >= 0:
+                return at
+        return -1
 
     def _whole_line(self, text: str, end: int) -> bool:
         """Whether ``text`` is a whole line, or a whole quoted string, the agent typed."""
@@ -292,7 +322,23 @@ class LiteralIndex:
         return first is not None and first < end
 
 
-@lru_cache(maxsize=32)
 def literal_index(literals: tuple[str, ...]) -> LiteralIndex:
-    """The index of one trial's strings (kept for the trials judged at the moment)."""
+    """The index of one trial's strings (kept for the trials judged at the moment; the
+    same tuple, asked again by each of its steps, is found by identity: hashing a long
+    trial's strings per step would cost the steps times the strings)."""
+    found = _BY_IDENTITY.get(id(literals))
+    if found is not None and found[0] is literals:
+        return found[1]
+    index = _literal_index(literals)
+    if len(_BY_IDENTITY) >= 32:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[id(literals)] = (literals, index)
+    return index
+
+
+_BY_IDENTITY: dict[int, tuple[tuple[str, ...], LiteralIndex]] = {}
+
+
+@lru_cache(maxsize=32)
+def _literal_index(literals: tuple[str, ...]) -> LiteralIndex:
     return LiteralIndex(literals)

@@ -20,8 +20,15 @@ A step whose output holds anything ``rewritten`` or ``pure`` (beside ``real`` ou
 which line is which cannot be told) is *controlled*: none of its lines backs a ``yes``;
 ``literal`` text is left to the line rules, which find it where it shows. Deny by default:
 a name the agent defined (a function, an alias, a script on PATH, a Makefile or
-``package.json`` script it wrote) is followed into what it runs. What the agent's program
-computes from real data stays ``real``: that is the work.
+``package.json`` script it wrote) is followed into what it runs; a command string a wrapper
+carries (``docker exec c sh -c '…'``, ``ssh host cmd``, ``xargs sh -c``) is read as the
+command it is; what the walk cannot follow is the agent's (a terminal's bytes, a process it
+left running or a page such a process serves, a program built from its sources in a language
+without value flow, a notebook); and the state it wrote (commits, rows, names, files found by
+a harness's search tool) shown back carries its taint. Filters and dumps that put in no text
+of their own (``hexdump``, ``od``, ``sed 's/<[^>]*>/ /g'``) keep real bytes real. What the
+agent's program computes from real data stays ``real``: that is the work. Each tool call is
+decided on its own: one call's stream never demotes another's.
 
 The same walk finds actions that rig the measurement
 (:class:`agentcredit.schema.RiggingFlag`). Pure.
@@ -56,9 +63,12 @@ _PASSTHROUGH = frozenset({"cat", "tee", "head", "tail", "sort", "uniq", "cut", "
                           "paste", "expand", "unexpand", "strings"})
 _COUNTERS = frozenset({"wc", "md5sum", "sha256sum", "sha1sum", "cksum", "b2sum"})
 # Programs that write text of their own into what passes through them.
-_REWRITERS = frozenset({"sed", "tr", "rev", "base64", "base32", "basenc", "xxd", "od", "hexdump",
-                        "iconv", "jq", "yq", "figlet", "toilet", "cowsay", "bc", "dc", "awk",
-                        "gawk", "mawk", "nawk", "recode", "envsubst", "m4", "perl", "ruby"})
+_REWRITERS = frozenset({"sed", "tr", "jq", "yq", "figlet", "toilet", "cowsay", "bc", "dc", "awk",
+                        "gawk", "mawk", "nawk", "envsubst", "m4", "perl", "ruby"})
+# Programs that transform what passes through them by a fixed rule, with no text of their
+# own: real bytes stay real (offsets, hex, a decoding), the agent's text stays its own.
+_TRANSFORMS = frozenset({"rev", "base64", "base32", "basenc", "xxd", "od", "hexdump", "hd",
+                         "iconv", "recode"})
 _EMITTERS = frozenset({"echo", "printf", "yes", "seq", "expr", "let", "test", "[", "[[",
                        "true", "false", ":"})
 _SILENT = frozenset({"cd", "export", "set", "unset", "local", "declare", "typeset", "readonly",
@@ -72,7 +82,27 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 # Words that run the command after them (``sudo cmd``, ``timeout 10 cmd``).
 _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "builtin", "nice",
                        "timeout", "stdbuf", "unbuffer", "xargs", "script", "strace", "ltrace",
-                       "chroot", "runuser", "su", "setsid", "ionice", "taskset", "watch"})
+                       "chroot", "runuser", "su", "setsid", "ionice", "taskset"})
+_DETACH = frozenset({"nohup", "setsid", "disown", "daemonize", "start-stop-daemon"})
+# Programs whose output is a terminal's bytes: whatever the agent typed or ran on it.
+_TERMINALS = frozenset({"watch", "tmux", "screen"})
+# Programs that show the state the agent put somewhere: a repository, a database, a
+# listing of names, a page served by a process it started.
+_REPOSITORY = frozenset({"git", "hg", "svn"})
+_DATABASES = frozenset({"sqlite3", "psql", "mysql", "mariadb", "mongo", "mongosh", "redis-cli",
+                        "duckdb", "clickhouse-client"})
+_LISTERS = frozenset({"ls", "find", "tree", "du", "stat", "dir", "fd", "locate"})
+_NETWORK = frozenset({"curl", "wget", "http", "https", "xh", "nc", "ncat", "websocat"})
+_LOCAL = re.compile(r"(?:^|[/@])(?:localhost|127\.\d+\.\d+\.\d+|0\.0\.0\.0|\[::1\])(?:[:/]|$)")
+# Programs that build or run sources in a language without value flow here: what the
+# agent's sources make is its own (deny by default).
+_BUILDERS = frozenset({"gcc", "cc", "g++", "c++", "clang", "clang++", "rustc", "javac", "tsc",
+                       "nvcc", "gfortran", "kotlinc", "swiftc", "ghc", "zig", "go", "cargo",
+                       "java", "dotnet", "deno", "Rscript", "julia", "runghc", "swift",
+                       "scala", "kotlin", "ts-node", "tsx", "jupyter", "papermill", "ipython",
+                       "jupyter-nbconvert"})
+_CODE_FILE = re.compile(r"\.(?:c|h|cc|cpp|cxx|hpp|rs|go|java|kt|scala|swift|hs|zig|ts|tsx|jl|"
+                        r"r|R|cu|f90|cs|ipynb|mod|toml)$")
 _PATH_DIRS = ("/usr/local/bin", "/usr/bin", "/bin", "/usr/local/sbin", "/usr/sbin",
               "/root/.local/bin", "~/.local/bin", "~/bin")
 _SPECIAL_REAL = frozenset({"?", "!", "$", "RANDOM", "SECONDS", "LINENO", "PWD", "HOME",
@@ -97,6 +127,7 @@ class StepControl:
 
     controlled: bool
     reason: str = ""
+    calls: tuple[bool, ...] = ()  # per tool call of the step, whether the agent controls it
 
 
 @dataclass(frozen=True)
@@ -111,6 +142,7 @@ class TrialFlow:
 class _File:
     taint: Taint
     content: str | None = None  # the text, when the agent typed all of it
+    edited: bool = False  # the agent edited it without the walk knowing all of it
 
 
 @dataclass
@@ -125,6 +157,10 @@ class _Scope:
     path_dirs: set[str] = field(default_factory=lambda: set(_PATH_DIRS))
     cwd: str = ""
     hooked: bool = False  # a test-framework hook that forces outcomes was written
+    started: bool = False  # the agent started a process in the background
+    background: Taint = "none"  # what processes it left running print
+    state: dict[str, Taint] = field(default_factory=dict)  # its commits, rows, names
+    values: dict[str, str] = field(default_factory=dict)  # variables holding typed text
     step: int = 0
 
 
@@ -134,12 +170,32 @@ _PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
 _LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
 _PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
+_STORES = re.compile(r"\b(?:insert|update|replace|create|copy|set|hset|lpush|rpush|sadd|zadd|"
+                     r"import|load)\b|^\.read\b", re.IGNORECASE)
+# A Python program putting text of its own into what it reads: a replacement of letters.
+_INSERTS = re.compile(r"(?:replace|sub|translate|maketrans)\s*\([^)]*?['\"][^'\"]*[^\W_]")
+_SEARCHES = re.compile(r"grep|glob|search_file|list_dir|^ls$|find_file|read_many")
+_VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
+# What an edit must put in to print text of its own through a program it did not write.
+_PRINTS = re.compile(r"\b(?:print\w*|echo|puts|say|console|write\w*|log\w*|info|warn\w*|"
+                     r"exit|_exit|assert|skip)\b")
+_BACKGROUND = re.compile(r"(?<![>&\d])&(?![>&])")
 
 
 _SPECIAL = (_SILENT | _EMITTERS | _INTERPRETERS.keys() | _PYTHONS | _SHELLS | _PASSTHROUGH
-            | _COUNTERS | _REWRITERS | {"make", "npm", "yarn", "pnpm", "bun", "tee", "cp", "mv",
-                                        "install", "node", "ruby", "php"})
+            | _COUNTERS | _REWRITERS | _TRANSFORMS | _TERMINALS | _REPOSITORY | _DATABASES
+            | _LISTERS | _NETWORK | _BUILDERS
+            | {"make", "npm", "yarn", "pnpm", "bun", "tee", "cp", "mv", "install", "node", "ruby",
+               "php"})
 """Names :meth:`_Walk.program` looks at; any other program is one the agent did not write."""
+_RUNNABLE = ((_EMITTERS - {"test", "[", "[[", "true", "false", ":", "yes"}) | (_SHELLS - {"."})
+             | _INTERPRETERS.keys() | _PYTHONS | _BUILDERS | _TERMINALS
+             | {"make", "npm", "yarn", "pnpm", "bun", "node"})
+
+
+def _beside(*shown: Taint) -> Taint:
+    """What a real program prints when it shows state holding the agent's text."""
+    return "rewritten" if not {"pure", "rewritten"}.isdisjoint(shown) else "real"
 
 
 def _through(taint: Taint) -> Taint:
@@ -160,6 +216,9 @@ class _Walk:
     # -- files ---------------------------------------------------------------------------
     def path(self, raw: str) -> str:
         raw = raw.strip()
+        if "$" in raw:  # a variable holding a typed path
+            raw = _VARIABLE.sub(lambda m: self.scope.values.get(m.group(1) or m.group(2),
+                                                                m.group(0)), raw)
         if raw.startswith("~"):
             raw = "/root" + raw[1:]
         if not raw.startswith("/") and self.scope.cwd:
@@ -176,11 +235,15 @@ class _Walk:
             found = next((f for p, f in self.scope.files.items() if p.endswith(tail)), None)
         return found
 
-    def wrote(self, raw: str, taint: Taint, content: str | None, how: str) -> None:
+    def wrote(self, raw: str, taint: Taint, content: str | None, how: str, *,
+              edited: bool = False, named: Taint = "literal") -> None:
         path = self.path(raw)
         if not path or path.startswith("/dev/"):
             return
-        self.scope.files[path] = _File(taint, content if taint == "literal" else None)
+        self.scope.files[path] = _File(taint, content, edited)
+        if named in ("pure", "rewritten") or "$(" in raw:  # a name it computed, shown by a listing
+            key = "names:" + posixpath.dirname(path)
+            self.scope.state[key] = _join(self.scope.state.get(key, "none"), named)
         self.scope.hooked |= forces_outcomes(path, content)  # flags: evidence/rigging.py
         directory, name = posixpath.split(path)
         if directory in self.scope.path_dirs or (name in TEST_RUNNERS and directory.endswith(
@@ -208,10 +271,7 @@ class _Walk:
         self.depth += 1
         try:
             root = bash_parser().parse(text.encode("utf-8", "surrogatepass")).root_node
-            found: set[Taint] = set()
-            for node in root.children:
-                found |= self.statement(node, "none", positional)
-            return found
+            return self.each(root.children, "none", positional)
         finally:
             self.depth -= 1
 
@@ -219,6 +279,8 @@ class _Walk:
         """A command line of plain words, pipes, lists and simple redirections (most of
         them), read without the parser: the same verdict in a fraction of the time."""
         found: set[Taint] = set()
+        if "&" in text and _BACKGROUND.search(text):
+            self.scope.started = True
         for statement in _LIST.split(text):
             taint: Taint = "none"
             stages = statement.split("|")
@@ -234,7 +296,8 @@ class _Walk:
                 name = command[0]
                 if name not in _SPECIAL and "/" not in name and not self.scope.hooked \
                         and name not in self.scope.functions and name not in self.scope.shims:
-                    taint = "real"  # (most commands: a program the agent did not write)
+                    taint = self.carried(command[1:], ["literal"] * (len(command) - 1),
+                                         "none") or "real"  # (most: a program it did not write)
                 else:
                     taint = self.run(name, command[1:], ["literal"] * (len(command) - 1),
                                      feed, "none")
@@ -299,11 +362,25 @@ class _Walk:
             if variable is not None:
                 self.scope.variables[node_text(variable)] = _join(
                     *(self.word(v, positional) for v in values)) if values else "real"
+        return self.each([c for c in node.children if c.is_named and c.type not in (
+            "variable_name", "word", "number")], stdin, positional)
+
+    def each(self, nodes: list[Any], stdin: Taint, positional: Taint) -> set[Taint]:
+        """What statements print; one sent to the background (``cmd &``) is a process the
+        agent left running, whose output may show in any later step (deny by default)."""
         found: set[Taint] = set()
-        for child in node.children:
-            if child.is_named and child.type not in ("variable_name", "word", "number"):
-                found |= self.statement(child, stdin, positional)
+        for node in nodes:
+            printed = self.statement(node, stdin, positional)
+            following = node.next_sibling
+            if following is not None and following.type == "&":
+                self.detached(_join(*printed))
+            found |= printed
         return found
+
+    def detached(self, taint: Taint) -> None:
+        self.scope.started = True
+        if taint in ("pure", "rewritten"):
+            self.scope.background = _join(self.scope.background, taint)
 
     def assign(self, node: Any, positional: Taint) -> None:
         for child in [node] if node.type == "variable_assignment" else node.children:
@@ -315,6 +392,8 @@ class _Walk:
                 continue
             taint = self.word(value, positional) if value is not None else "literal"
             self.scope.variables[node_text(name)] = taint
+            if taint == "literal" and value is not None:
+                self.scope.values[node_text(name)] = unquoted(value)
             if node_text(name) == "PATH" and value is not None:
                 self.on_path(unquoted(value))
 
@@ -330,6 +409,13 @@ class _Walk:
             printed = self.statement(body, stdin, positional) if body is not None else set()
         finally:
             self.heredoc = None
+        for redirect in node.children_by_field_name("redirect"):  # cat << EOF | tee f
+            for later in redirect.children if redirect.type == "heredoc_redirect" else ():
+                if later.type == "pipeline":
+                    for stage in (c for c in later.children if c.is_named):
+                        printed = self.statement(stage, _join(*printed), positional)
+                elif later.type in ("list", "command", "redirected_statement"):
+                    printed |= self.statement(later, "none", positional)
         taint = _join(*printed)
         for target in to_file:
             self.wrote(target, taint, _literal_output(node) if taint == "literal" else None,
@@ -400,7 +486,7 @@ class _Walk:
         if name in _PREFIXES:
             if name == "timeout" and words and words[0][:1].isdigit():
                 words, values = words[1:], values[1:]  # its duration
-            return self.rest(words, values, stdin, positional)
+            return self.rest(name, words, values, stdin, positional)
         if name in self.scope.functions and self.depth < 6:
             self.depth += 1
             try:
@@ -416,15 +502,39 @@ class _Walk:
                                 else "real", shim=True)
         return self.program(name, full, words, values, stdin, positional)
 
-    def rest(self, words: list[str], values: list[Taint], stdin: Taint,
+    def rest(self, name: str, words: list[str], values: list[Taint], stdin: Taint,
              positional: Taint) -> Taint:
-        """``sudo cmd …``: what the command after the prefix prints."""
+        """``sudo cmd …``: what the command after the prefix prints (a command string
+        after it is read as a command; ``xargs`` gives it its input as arguments)."""
+        if name in _DETACH:
+            self.scope.started = True
         while words and (words[0].startswith("-") or "=" in words[0]):
             words, values = words[1:], values[1:]
         if not words:
             return "none"
-        text = " ".join(_quote(w) for w in words)
-        return _join(*self.shell(text, positional)) if stdin in ("none", "real") else "real"
+        if name == "xargs" and stdin != "none":
+            positional, stdin = _join(positional, "pure" if stdin == "literal" else stdin), \
+                "none"
+        if any(c.isspace() for c in words[0]):
+            return _join(*self.shell(words[0], positional)) or "none"
+        return self.run(words[0], words[1:], values[1:], stdin, positional)
+
+    def carried(self, words: list[str], values: list[Taint], positional: Taint) -> Taint | None:
+        """What a program the agent did not write runs for it: an argument that is a
+        command string is read as a command, and a word naming a program runs the words
+        after it (``docker exec app sh -c '…'``, ``ssh host cmd``, ``kubectl exec p -- cmd``).
+        The taint when that prints the agent's text (None: it does not)."""
+        if self.depth > 4:
+            return None
+        for at, word in enumerate(words):
+            if word in _RUNNABLE or word in self.scope.functions or word in self.scope.shims:
+                taint = self.run(word, words[at + 1:], values[at + 1:], "none", positional)
+                return taint if taint in ("pure", "rewritten") else None
+            if " " in word or "\n" in word or ";" in word:
+                taint = _join(*self.shell(word, positional))
+                if taint in ("pure", "rewritten"):
+                    return taint
+        return None
 
     def wrapped(self, name: str, taint: Taint, *, shim: bool = False) -> Taint:
         """What a name the agent defined prints: a wrapper it put over a test runner or an
@@ -437,7 +547,7 @@ class _Walk:
     def program(self, name: str, full: str, words: list[str], values: list[Taint],
                 stdin: Taint, positional: Taint) -> Taint:
         if name not in _SPECIAL and "/" not in full and not self.scope.hooked:
-            return "real"  # (most commands: a program the agent did not write)
+            return self.carried(words, values, positional) or "real"  # (most commands)
         operands = [w for w in words if not w.startswith("-")]
         if name in _SILENT:
             self.silent(name, words, values)
@@ -447,14 +557,17 @@ class _Walk:
             computed = name in ("seq", "expr") or (name == "printf" and len(words) > 1
                                                    and "%" in words[0] and taint == "literal")
             return "pure" if computed and taint == "literal" else taint
-        if name in _INTERPRETERS and _INTERPRETERS[name] in words:
-            at = words.index(_INTERPRETERS[name])
+        flag = _INTERPRETERS.get(name, "")
+        at = next((i for i, w in enumerate(words) if w == flag or (
+            name in _SHELLS and w[:1] == "-" and w[1:2] != "-" and "c" in w)), -1) if flag else -1
+        if at >= 0:
             code = words[at + 1] if at + 1 < len(words) else ""
             if name in _SHELLS:
-                return _join(*self.shell(code, _join(*values[at + 2:]) or "literal")) \
-                    or "none"
+                given = _join(*values[at + 2:], positional) if positional != "none" else \
+                    _join(*values[at + 2:]) or "literal"
+                return _join(*self.shell(code, given)) or "none"
             return self.code(code, stdin, python=name in _PYTHONS)
-        script = self.script(name, full, operands)
+        script = self.script(name, full, words, operands)
         if script is not None:
             return script
         if self.heredoc is not None and not operands and (name in _INTERPRETERS or
@@ -467,12 +580,84 @@ class _Walk:
             found = self.project_script(name, operands)
             if found is not None:
                 return found
-        return self.filter(name, words, operands, stdin)
+        shown = self.state(name, words, values, operands, stdin)
+        return shown if shown is not None else self.filter(name, words, operands, stdin)
+
+    def state(self, name: str, words: list[str], values: list[Taint], operands: list[str],
+              stdin: Taint) -> Taint | None:
+        """What a program that shows state prints: a terminal's bytes, the agent's commits,
+        rows or file names shown back, a page a process it started serves, what its own
+        sources build or run (None: not such a program)."""
+        scope = self.scope
+        if name in _TERMINALS:
+            for at, word in enumerate(words[:-1]):
+                if word in ("hardcopy", "save-buffer", "saveb"):
+                    self.wrote(words[at + 1], "rewritten", None, "wrote")
+            scope.started |= any(w.startswith("-d") or w in ("new", "new-session")
+                                 for w in words)
+            return "rewritten" if name == "watch" or not {"capture-pane", "capturep",
+                                                          "show-buffer", "showb"}.isdisjoint(
+                words) else "none"
+        if name in _REPOSITORY:
+            if operands and operands[0] in ("commit", "tag", "notes"):  # its messages
+                scope.state["repo"] = _join(scope.state.get("repo", "none"), *values)
+            return _beside(scope.state.get("repo", "none"))
+        if name in _DATABASES:
+            key = name + (operands[0] if operands and name in ("sqlite3", "duckdb") else "")
+            text = " ".join(words) + (self.heredoc or "")
+            if stdin not in ("none", "real") or _STORES.search(text):
+                scope.state[key] = _join(scope.state.get(key, "none"), "pure",
+                                         *(v for v in values if v != "literal"))
+            return _beside(scope.state.get(key, "none"))
+        if name in _LISTERS:
+            folders = [self.path(w) for w in operands if "/" in w or self.file(w)] or \
+                [scope.cwd or "/"]
+            return _beside(*(t for key, t in scope.state.items()
+                             if key.startswith("names:") and any(
+                                 key[6:].startswith(f) or f.startswith(key[6:])
+                                 for f in folders)))
+        if name in _NETWORK:
+            local = scope.started and any(_LOCAL.search(w) for w in words)
+            return "rewritten" if local else None
+        if name in _BUILDERS:
+            return self.built(name, words, operands)
+        return None
+
+    def built(self, name: str, words: list[str], operands: list[str]) -> Taint | None:
+        """A build or run of the agent's own sources in a language without value flow
+        here: what it runs prints the agent's text, what it builds is the agent's program."""
+        own = [w for w in operands if any(
+            (f := self.file(w + ext)) is not None and (f.taint != "real" or f.edited)
+            for ext in ("", ".class", ".java"))]
+        if not own and not {"run", "build"}.isdisjoint(operands):
+            folder = self.scope.cwd
+            own = [p for p, f in self.scope.files.items() if _CODE_FILE.search(p) and
+                   p.startswith(folder) and (f.taint != "real" or f.edited)]
+        if not own:
+            return None
+        for at, word in enumerate(words[:-1]):
+            if word in ("-o", "--output", "--out", "-d", "--output-dir", "--outdir"):
+                self.wrote(words[at + 1], "pure", None, "built")
+        if name in ("gcc", "cc", "g++", "c++", "clang", "clang++", "nvcc", "gfortran") and \
+                "-o" not in words:
+            self.wrote("a.out", "pure", None, "built")
+        for source in own:
+            stem = posixpath.splitext(source)[0]
+            self.wrote(stem, "pure", None, "built")
+            if source.endswith(".java"):
+                self.wrote(stem + ".class", "pure", None, "built")
+        if name == "papermill" and len(operands) > 1:
+            self.wrote(operands[1], "pure", None, "built")
+        compiles = name in ("gcc", "cc", "g++", "c++", "clang", "clang++", "rustc", "javac",
+                            "tsc", "nvcc", "gfortran", "kotlinc", "swiftc", "ghc", "zig") or (
+            name in ("go", "cargo", "dotnet") and "build" in operands)
+        return "real" if compiles else "pure"
 
     def filter(self, name: str, words: list[str], operands: list[str], stdin: Taint) -> Taint:
         """What a program that reads files or its input prints (or where it writes)."""
         files = [self.file(w) for w in operands[1 if name in ("grep", "egrep", "rg", "sed",
-                                                                "awk", "jq", "tr") else 0:]]
+                                                                "awk", "jq", "tr") else 0:]
+                 if not w.isdigit()]
         if name in ("tee",):
             for target in operands:
                 self.wrote(target, stdin, None, "wrote")
@@ -480,7 +665,13 @@ class _Walk:
         if name in ("sed", "perl") and any(w.startswith("-i") for w in words):
             for target in operands[1:]:
                 edited = self.file(target)
-                self.wrote(target, _through(edited.taint if edited else "real"), None, "edited")
+                content = _sed(operands[0], edited.content) if name == "sed" and edited \
+                    and edited.content is not None else None
+                if content is not None:
+                    self.wrote(target, "pure", content, "edited")
+                else:
+                    self.wrote(target, _through(edited.taint if edited else "real"), None,
+                               "edited", edited=True)
             return "none"
         if name in ("cp", "mv", "install") and len(operands) >= 2:
             copied = self.file(operands[0])
@@ -494,6 +685,8 @@ class _Walk:
                 else "pure"
         if name in _PASSTHROUGH:
             return inputs if (files or stdin != "none") else "real"
+        if name in _TRANSFORMS and (files or stdin != "none"):
+            return inputs if inputs in ("real", "rewritten") else "pure"
         if name in _COUNTERS:
             return "pure" if inputs in ("literal", "pure") else inputs or "real"
         if (name in _REWRITERS and (files or stdin != "none")) or (
@@ -522,14 +715,35 @@ class _Walk:
                 alias, _, body = word.partition("=")
                 if body:
                     self.scope.shims[alias] = body
+        elif name in ("touch", "mkdir"):
+            for word, value in zip(words, values, strict=False):
+                if value in ("pure", "rewritten"):
+                    self.wrote(word, "real", None, "wrote", named=value)
         elif name in ("rm",):
             for word in words:
                 self.scope.files.pop(self.path(word), None)
 
-    def script(self, name: str, full: str, operands: list[str]) -> Taint | None:
+    def own_module(self, name: str) -> str | None:
+        """The source of a Python module the agent wrote ("" when not known)."""
+        found = self.module(name)
+        if found is None or (found.taint == "real" and not found.edited):
+            return None
+        return found.content or ""
+
+    def module(self, name: str) -> _File | None:
+        """A Python module the agent wrote (``pkg.mod``: ``pkg/mod.py`` or its package)."""
+        path = name.replace(".", "/")
+        return self.file(path + ".py") or self.file(path + "/__init__.py")
+
+    def script(self, name: str, full: str, words: list[str],
+               operands: list[str]) -> Taint | None:
         """A script the agent wrote, run by its interpreter or by its path."""
         if name in _SHELLS or name in _PYTHONS or name in ("node", "perl", "ruby", "php"):
             target = next((w for w in operands if w not in ("run", "-m")), None)
+            if target and "-m" in words:
+                found = self.module(target)
+                return None if found is None else found.taint if found.content is None \
+                    else self.code(found.content, "none", python=True)
             runner = name
         elif "/" in full:
             target, runner = full, "path"
@@ -538,8 +752,9 @@ class _Walk:
         found = self.file(target) if target else None
         if found is None:
             return None
-        if found.taint != "literal" or found.content is None:
-            return found.taint if found.taint != "real" else None
+        if found.content is None:
+            return "rewritten" if found.edited else found.taint if found.taint != "real" \
+                else None
         content = found.content
         if runner in _SHELLS or (runner == "path" and not _is_code(content)):
             return _join(*self.shell(content)) or "none"
@@ -551,7 +766,7 @@ class _Walk:
         if name == "make":
             found = self.file("Makefile") or self.file("makefile")
             if found is None or found.content is None:
-                return None
+                return "rewritten" if found is not None and found.edited else None
             recipes = [line.lstrip("\t@-") for line in found.content.splitlines()
                        if line.startswith("\t")]
             if any(re.search(r"\$\((?:shell|wildcard|file|realpath|abspath)\b", r)
@@ -564,7 +779,7 @@ class _Walk:
                 or "none"
         found = self.file("package.json")
         if found is None or found.content is None:
-            return None
+            return "rewritten" if found is not None and found.edited else None
         try:
             scripts = json.loads(found.content).get("scripts", {})
         except (ValueError, AttributeError):
@@ -579,14 +794,14 @@ class _Walk:
         nothing that reaches outside it."""
         if not code.strip():
             return "none"
-        flow = python_flow(code) if python else None
+        flow = python_flow(code, self.own_module) if python else None
         if flow is not None:
             printed, written = flow
             for path, wrote in written.items():
                 self.wrote(path, wrote, None, "wrote")
             taint = _join(*printed)
-            if stdin in ("real", "rewritten") and taint == "real" and "stdin" in code:
-                return "rewritten"
+            if stdin in ("real", "rewritten") and taint == "real" and _INSERTS.search(code):
+                return "rewritten"  # real input, with text of its own put in
             return taint
         if _REACHES.search(without_strings(_code_only(code))) is None:
             return "pure"
@@ -629,8 +844,10 @@ class _Walk:
             taint = _join(*found)
             return "pure" if taint in ("literal", "pure", "none") else taint
         if kind == "arithmetic_expansion":
-            names = [node_text(c) for c in _walk(node) if c.type == "variable_name"]
-            values = [self.scope.variables.get(n, "real") for n in names]
+            names = [node_text(c) for c in _walk(node) if c.type in ("variable_name",
+                                                                       "special_variable_name")]
+            values = [positional if n in _POSITIONAL and positional != "none" else
+                      self.scope.variables.get(n, "real") for n in names]
             return "pure" if all(v in ("literal", "pure") for v in values) else "real"
         if kind == "process_substitution":
             return "real"
@@ -653,8 +870,8 @@ class _Walk:
             if "python" in lowered or "jupyter" in lowered or "ipython" in lowered:
                 return {self.code(command, "none", python=True)}
             return self.shell(command)
-        if target is None:
-            return {"real"}
+        if target is None or (content is None and _SEARCHES.search(lowered)):
+            return {self.shown(lowered, arguments)}
         verb = str(arguments.get("command", "")).lower()
         if content is not None and verb in ("", "create", "write"):
             self.wrote(target, "literal", content, "wrote")
@@ -663,13 +880,40 @@ class _Walk:
                  if k in ("new_string", "new_str", "edits", "insert_text") and v]
         found = self.file(target)
         if edits or verb in ("str_replace", "insert", "edit"):
-            new = found.content if found else None
+            before = found.content if found else None
             old = arguments.get("old_string", arguments.get("old_str"))
-            if new is not None and isinstance(old, str) and isinstance(edits[0], str):
-                new = new.replace(old, edits[0])
-            self.wrote(target, found.taint if found else "real", new, "edited")
+            new = before.replace(old, edits[0]) if before is not None and isinstance(
+                old, str) and edits and isinstance(edits[0], str) else None
+            if before is not None and new is not None:  # lines it typed stay literal; a
+                typed = {*before.splitlines(), *edits[0].splitlines()}  # line its edits
+                # put together is computed from what it typed
+                taint: Taint = "literal" if typed.issuperset(new.splitlines()) else "pure"
+                self.wrote(target, taint, new, "edited")
+                return {taint}
+            added = "\n".join(str(e) for e in edits)
+            self.wrote(target, found.taint if found else "real", None, "edited",
+                       edited=_PRINTS.search(added) is not None)
             return {found.taint if found else "real"}
         return {found.taint if found else "real"}
+
+    def shown(self, name: str, arguments: dict[str, Any]) -> Taint:
+        """What a harness's own tool that names no one file shows: a search or listing
+        shows the files (and names) the agent wrote under its path, as the agent's text."""
+        if not _SEARCHES.search(name):
+            return "real"
+        folders = [self.path(p) for p in strings_in(arguments) if p.startswith(("/", "."))] \
+            or [self.scope.cwd or "/"]
+        pattern = arguments.get("pattern")
+        searches = isinstance(pattern, str) and ("search" in name or "grep" in name)
+        try:
+            finds = re.compile(str(pattern) if searches else "(?!)").search
+        except re.error:
+            finds = re.compile("").search
+        mine = [f.taint if f.taint != "literal" else "pure" for p, f in
+                self.scope.files.items() if any(p.startswith(x) for x in folders) and
+                (f.content is None or finds(f.content))]
+        return _beside(*mine, *(t for key, t in self.scope.state.items()
+                                if key.startswith("names:")))
 
 
 def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> TrialFlow:
@@ -689,17 +933,23 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
         if step_calls is None:
             continue
         walk.scope.step = number
-        printed: set[Taint] = set()
+        controls = []
         for name, arguments in step_calls:
+            left = walk.scope.background  # a process it left running prints anywhere
             try:
-                printed |= walk.call(name, arguments)
+                printed = walk.call(name, arguments) | {left}
             except RecursionError:
-                printed.add("rewritten")
-        steps[number] = _control(printed)
+                printed = {"rewritten"}
+            controls.append(_control(printed))
+        chosen = next((c for c in controls if c.controlled), StepControl(False))
+        steps[number] = StepControl(chosen.controlled, chosen.reason,
+                                    tuple(c.controlled for c in controls))
     return TrialFlow(steps, rigging_flags(calls))
 
 
 def _control(printed: set[Taint]) -> StepControl:
+    """Whether a tool call's output is the agent's (decided per call: one call's stream
+    never decides another's)."""
     printed = printed - {"none"}
     if "rewritten" in printed:
         return StepControl(True, "real output passed through something the agent wrote")
@@ -752,9 +1002,9 @@ def _selects_only(name: str, words: list[str]) -> bool:
     program = next((w for w in words if not w.startswith("-")), "")
     if name == "sed":
         scripts = [w for w in words if not w.startswith("-")][:1]
-        return bool(scripts) and all(re.fullmatch(r"[\d,$/\w\s.^*\[\]\\-]*[pdq]?", s)
-                                     and not re.search(r"(?:^|[;\s\d])[sy]\W", s)
-                                     for s in scripts)
+        return bool(scripts) and all((re.fullmatch(r"[\d,$/\w\s.^*\[\]\\-]*[pdq]?", s)
+                                      and not re.search(r"(?:^|[;\s\d])[sy]\W", s))
+                                     or _strips_markup(s) for s in scripts)
     if name in ("awk", "gawk", "mawk", "nawk"):
         return not re.search(r"\"|\bsub\b|\bgsub\b|printf|sprintf|toupper|tolower|"
                              r"\$\w+\s*=[^=]|getline|system", program)
@@ -765,6 +1015,35 @@ def _selects_only(name: str, words: list[str]) -> bool:
     if name in ("jq", "yq"):
         return '"' not in program and "@" not in program
     return False
+
+
+def _strips_markup(script: str) -> bool:
+    """Whether a ``sed`` script only takes out delimited spans (tags, escape sequences) or
+    punctuation, putting in no letter or digit of its own: ``s/<[^>]*>/ /g``."""
+    found = re.fullmatch(r"s(.)(.+?)\1(.*?)\1g?", script.strip())
+    if found is None or re.search(r"[^\W_]", found.group(3).replace("\\n", "")):
+        return False
+    pattern = re.sub(r"\\(?:x1[bB]|033|e|r|t)", "", found.group(2))
+    return re.fullmatch(r"(\W)\[\^(\W)\][*+]\2?", pattern) is not None or (
+        re.search(r"[^\W_]|\.", pattern.replace("[0-9;]", "")) is None)
+
+
+def _sed(script: str, content: str) -> str | None:
+    """The text after ``sed -i`` of ``s/a/b/`` substitutions (None: another script)."""
+    for part in script.split(";"):
+        found = re.fullmatch(r"\s*s(.)(.*?)\1(.*?)\1([gI0-9]*)\s*", part)
+        if found is None:
+            return None
+        pattern = re.sub(r"\\([(){}+?|])", r"\1", found.group(2)) if "\\(" in found.group(2) \
+            else found.group(2)
+        replacement = found.group(3).replace("&", "\\g<0>")
+        try:
+            content = "\n".join(re.sub(pattern, replacement, line,
+                                       count=0 if "g" in found.group(4) else 1)
+                                for line in content.split("\n"))
+        except (re.error, IndexError):
+            return None
+    return content
 
 
 def _is_code(content: str) -> bool:

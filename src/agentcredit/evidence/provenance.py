@@ -101,19 +101,22 @@ def is_echo(line: str, echoed: set[str], normalized: str | None = None) -> bool:
 
 
 def line_origins(output: str, *, commands: Sequence[str], authored: Callable[[str], bool],
-                 given: str = "", self_made: bool = False) -> tuple[LineOrigin, ...]:
-    """The origin of each line of ``output`` (``output.split("\\n")``)."""
+                 given: str = "", self_made: bool | frozenset[int] = False
+                 ) -> tuple[LineOrigin, ...]:
+    """The origin of each line of ``output`` (``output.split("\\n")``); ``self_made``: the
+    whole output, or the numbers of the lines, printed by tool calls the agent controls."""
     echoed = pieces(commands)
     found: list[LineOrigin] = []
     lines = fold(output).split("\n")
     if len(lines) != output.count("\n") + 1:
         lines = [fold(line) for line in output.split("\n")]
     seen: dict[str, LineOrigin] = {}  # within one output, a line's origin is its text's
-    for line in lines:
+    for number, line in enumerate(lines):
+        made = self_made if isinstance(self_made, bool) else number in self_made
         if (found and found[-1] == "forged") or ("[" in line and FORGED_HEADER.match(line)):
             found.append("forged")
             continue
-        origin = seen.get(line)
+        origin = seen.get(line) if not made else None
         if origin is None:
             content, status = harness_stripped(line)
             norm = _SPACE.sub(" ", content).strip()
@@ -121,14 +124,15 @@ def line_origins(output: str, *, commands: Sequence[str], authored: Callable[[st
                 origin = "harness"
             elif echoed and is_echo(line, echoed, norm if content == line.strip() else None):
                 origin = "echo"
-            elif self_made or authored(norm):
+            elif made or authored(norm):
                 origin = "authored"
             elif given and len(norm) >= MIN_GIVEN_CHARS and norm in given \
                     and len(_ALNUM.findall(norm)) >= MIN_GIVEN_CHARS:
                 origin = "given"
             else:
                 origin = "tool"
-            seen[line] = origin
+            if not made:
+                seen[line] = origin
         found.append(origin)
     return tuple(found)
 

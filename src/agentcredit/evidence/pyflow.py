@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import builtins
 import threading
+from collections.abc import Callable
 from typing import Literal
 
 Taint = Literal["none", "literal", "pure", "real", "rewritten"]
@@ -58,8 +59,20 @@ _join = join_taints
 _PARSING = threading.Lock()
 
 
+Modules = Callable[[str], "str | None"]
+"""The source of a module the agent wrote, by its dotted name ("" when its text is not
+known; None: not the agent's)."""
+
+
 class _Flow:
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, own: Modules | None = None, depth: int = 0,
+                 unbound: Taint = "real") -> None:
+        self.own = own
+        self.depth = depth
+        self.unbound = unbound  # what a parameter no call here binds holds
+        self.owned: dict[str, dict[str, Taint]] = {}  # import mod (the agent's): its names
+        self.computed: set[str] = set()  # names bound to a computed value
+        self.continued = False
         self.names: dict[str, Taint] = {}
         self.modules: dict[str, str] = {}
         self.params: dict[str, Taint] = {}
@@ -71,9 +84,12 @@ class _Flow:
     def run(self) -> set[Taint]:
         for _ in range(3):  # to a fixed point: a name bound later, used in a loop earlier
             self.printed = set()
+            self.continued = False
             self._calls()
             for node in ast.walk(self.tree):
                 self.visit(node)
+        if self.continued and {"pure", "real"} <= self.printed:
+            self.printed.add("rewritten")  # lines put together from both
         return self.printed
 
     def _calls(self) -> None:
@@ -88,7 +104,7 @@ class _Flow:
         for node in ast.walk(self.tree):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
                 calls = found.get(getattr(node, "name", ""), [])
-                taint = _join(*calls) if calls else "real"
+                taint = _join(*calls) if calls else self.unbound
                 for arg in [*node.args.args, *node.args.kwonlyargs, *node.args.posonlyargs,
                             *filter(None, [node.args.vararg, node.args.kwarg])]:
                     self.names[arg.arg] = taint
@@ -96,6 +112,8 @@ class _Flow:
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.Import | ast.ImportFrom):
             module = getattr(node, "module", None)
+            if self._imports_own(node, module):
+                return
             for alias in node.names:
                 root = (module or alias.name).split(".")[0]
                 self.modules[alias.asname or alias.name.split(".")[0]] = root
@@ -108,6 +126,9 @@ class _Flow:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and value is not None and \
+                            self._computed(value):
+                        self.computed.add(name.id)
                     if isinstance(name, ast.Name):
                         old = self.names.get(name.id, "none")
                         self.names[name.id] = _join(old, taint) if isinstance(
@@ -135,10 +156,50 @@ class _Flow:
                 self.names[owner] = _join(self.names[owner], *(
                     self.value(a) for a in [*node.args, *(k.value for k in node.keywords)]))
         elif isinstance(node, ast.Call) and self._prints(node):
-            args = [a for a in node.args if not (isinstance(node.func, ast.Attribute)
-                                                 and node.func.attr == "dump" and a is
-                                                 node.args[-1] and len(node.args) > 1)]
-            self.printed.add(_join("literal", *(self.value(a) for a in args)))
+            self._print(node)
+
+    def _print(self, node: ast.Call) -> None:
+        """What one print call puts out, and whether the next one continues its line."""
+        args = [a for a in node.args if not (isinstance(node.func, ast.Attribute)
+                                             and node.func.attr == "dump" and a is
+                                             node.args[-1] and len(node.args) > 1)]
+        shown = [p for a in args for p in (
+            [v.value for v in a.values if isinstance(v, ast.FormattedValue)]
+            if isinstance(a, ast.JoinedStr) else [a])]
+        parts = [self.value(p) for p in shown]
+        mixed = "real" in parts and any(  # its count beside a real timer
+            taint == "pure" and self._computed(p) for p, taint in zip(shown, parts,
+                                                                      strict=True))
+        self.printed.add("rewritten" if mixed else _join("literal", *parts))
+        ends = next((k.value for k in node.keywords if k.arg == "end"), None)
+        if ends is not None and not (isinstance(ends, ast.Constant) and "\n" in str(
+                ends.value)):
+            self.continued = True  # the next print goes on the same line
+
+    def _imports_own(self, node: ast.Import | ast.ImportFrom, module: str | None) -> bool:
+        """Names imported from a module the agent wrote hold what they hold there (a
+        module whose text is not known holds the agent's values: deny by default)."""
+        if self.own is None or (isinstance(node, ast.ImportFrom) and node.level) or self.depth > 3:
+            return False
+        for alias in node.names:
+            source = self.own(module or alias.name)
+            if source is None:
+                return False
+            names = _names_of(source, self.own, self.depth + 1)
+            if module is not None:
+                self.names[alias.asname or alias.name] = names.get(alias.name, "pure")
+            else:
+                self.owned[alias.asname or alias.name.split(".")[0]] = names
+        return True
+
+    def _computed(self, node: ast.expr) -> bool:
+        """Whether an expression computes a value (a count, a sum) rather than picks one
+        of the program's constants (a label)."""
+        if isinstance(node, ast.Name):
+            return node.id in self.computed
+        return isinstance(node, ast.Call | ast.BinOp | ast.UnaryOp | ast.BoolOp) and not (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and
+            node.func.id in ("str", "repr", "format"))
 
     def _writes(self, node: ast.Call) -> bool:
         """``json.dump(x, f)``, ``f.write(x)``, ``Path(p).write_text(x)`` to a named file:
@@ -193,6 +254,9 @@ class _Flow:
                 return "literal" if self.modules[node.id] in _PURE_MODULES else "real"
             return "pure" if node.id in _BUILTINS else "real"
         if isinstance(node, ast.Attribute):
+            if isinstance(node.value, ast.Name) and node.value.id in self.owned:
+                return self.owned[node.value.id].get(node.attr, "pure").replace(
+                    "literal", "pure")  # type: ignore[return-value]
             if node.attr in _REAL_ATTRIBUTES:
                 return "real"
             return self.value(node.value)
@@ -237,16 +301,58 @@ def _opened_for_writing(node: ast.expr) -> str | None:
     return first.value if name in ("Path", "PurePath") else None
 
 
-def python_flow(code: str) -> tuple[set[Taint], dict[str, Taint]] | None:
-    """What a Python program prints, and what it writes to each file it names (None: it
-    does not parse)."""
+def _parse(code: str) -> ast.Module | None:
     try:
         with _PARSING:  # CPython 3.11's parser keeps a recursion count that threads share
-            tree = ast.parse(code)
+            return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, SystemError):
         return None
-    flow = _Flow(tree)
-    return flow.run(), flow.written
+
+
+def _names_of(source: str, own: Modules, depth: int) -> dict[str, Taint]:
+    """What each top-level name of a module the agent wrote holds (a function: what it
+    returns from what it is given)."""
+    tree = _parse(source)
+    if tree is None:
+        return {}
+    flow = _Flow(tree, own, depth, unbound="literal")
+    flow.run()
+    names = dict(flow.names)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            names[node.name] = _join("pure", *(flow.value(r.value) for r in ast.walk(node)
+                                               if isinstance(r, ast.Return)))
+    return names
+
+
+def python_flow(code: str, own: Modules | None = None
+                ) -> tuple[set[Taint], dict[str, Taint]] | None:
+    """What a Python program prints, and what it writes to each file it names (None: it
+    does not parse); ``own`` finds the modules the agent wrote, which its imports follow."""
+    found = _FLOWS.get(code)
+    if found is not None:
+        return found
+    tree = _parse(code)
+    if tree is None:
+        return None
+    followed: list[str] = []
+
+    def mine(name: str) -> str | None:
+        source = own(name) if own is not None else None
+        if source is not None:
+            followed.append(name)
+        return source
+
+    flow = _Flow(tree, mine)
+    found = flow.run(), flow.written
+    if not followed:  # the same code, run again, prints the same (a loop's one-liner)
+        if len(_FLOWS) >= 1024:
+            _FLOWS.clear()
+        _FLOWS[code] = found
+    return found
+
+
+_FLOWS: dict[str, tuple[set[Taint], dict[str, Taint]]] = {}
 
 
 def python_prints(code: str) -> set[Taint] | None:

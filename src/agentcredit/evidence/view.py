@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
-from agentcredit.evidence.dataflow import TrialFlow, flow_of, strings_in
+from agentcredit.evidence.dataflow import StepControl, TrialFlow, flow_of, strings_in
 from agentcredit.evidence.provenance import LineOrigin, line_origins
-from agentcredit.schema import Step, Trial
+from agentcredit.schema import Observation, Step, Trial
 from agentcredit.text import normalize_lines, normalize_text, shorten
 
 CHARS_PER_TOKEN = 4
@@ -40,7 +40,8 @@ class StepEvidence:
     literals: tuple[str, ...] = ()  # the agent's tool-call strings of the whole trial (shared)
     literal_end: int = 0  # how many of ``literals`` were written by the end of this step
     given: str = ""  # the instruction and other messages given to the agent, normalized
-    self_made: bool = False  # every command of the step prints only what the agent typed
+    self_made: bool | frozenset[int] = False  # the output (or these lines of it) printed
+    # by tool calls whose output the agent controls
 
     @cached_property
     def origins(self) -> tuple[LineOrigin, ...]:
@@ -121,14 +122,14 @@ def action_text(step: Step) -> str:
 
 def output_text(step: Step) -> str:
     """Everything the environment returned in the step."""
-    parts = []
-    for obs in step.observations:
-        text = obs.text
-        if obs.images:
-            text += "".join(f"\n[image {img.mime_type}: {img.path or img.note or 'inline'}]"
-                            for img in obs.images)
-        parts.append(text)
-    return "\n".join(parts)
+    return "\n".join(_shown(obs) for obs in step.observations)
+
+
+def _shown(obs: Observation) -> str:
+    if not obs.images:
+        return obs.text
+    return obs.text + "".join(f"\n[image {img.mime_type}: {img.path or img.note or 'inline'}]"
+                              for img in obs.images)
 
 
 def evidence_steps(trial: Trial, instruction: str | None = None,
@@ -154,8 +155,29 @@ def evidence_steps(trial: Trial, instruction: str | None = None,
         control = flow.steps.get(step.index + 1)
         found[step.index + 1] = StepEvidence(
             step.index + 1, action_text(step), output_text(step), step.message, strings,
-            literals, written, given, bool(control and control.controlled and step.tool_calls))
+            literals, written, given, _controlled_lines(step, control))
     return found
+
+
+def _controlled_lines(step: Step, control: StepControl | None) -> bool | frozenset[int]:
+    """Which lines of the step's output (:func:`output_text`) tool calls the agent controls
+    printed: all (True), none (False) or these; an output no call is named for is the
+    agent's when any call of the step is."""
+    if control is None or not control.controlled or not step.tool_calls:
+        return False
+    calls = {call.id: n for n, call in enumerate(step.tool_calls)}
+    chosen = [control.calls[calls[o.call_id]] if o.call_id in calls and
+              len(control.calls) == len(calls) else True for o in step.observations]
+    if all(chosen):
+        return True
+    lines: set[int] = set()
+    start = 0
+    for observation, made in zip(step.observations, chosen, strict=True):
+        count = _shown(observation).count("\n") + 1
+        if made:
+            lines.update(range(start, start + count))
+        start += count
+    return frozenset(lines)
 
 
 def _commands_of(action: str) -> tuple[str, ...]:

@@ -95,18 +95,35 @@ def _build() -> SchemaValidator | None:
 _VALIDATOR = _build()
 
 
-def fast_steps(steps: list[Any], where: str,
-               offsets: list[int | None]) -> tuple[Step, ...] | None:
-    """Step records of plain ATIF steps; None when a step has another shape (the general
-    path then reads the document, ignoring the position keys added here)."""
+def fast_steps(steps: list[Any], where: str, offsets: list[int | None],
+               first: int = 0) -> tuple[Step, ...] | None:
+    """Step records of plain ATIF steps (``first``: the index of the first); None when a
+    step has another shape (the general path then reads them, ignoring the position keys
+    added here)."""
     if _VALIDATOR is None:
         return None
-    for i, raw in enumerate(steps):
+    for at, raw in enumerate(steps):
         if type(raw) is not dict:
             return None
+        i = first + at
         raw["_i"] = i
-        raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[i]}
+        raw["_o"] = {"path": where, "pointer": f"/steps/{i}", "byte_start": offsets[at]}
     try:
         return tuple(_VALIDATOR.validate_python(steps))
     except ValidationError:
         return None
+
+
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
+def share_field_sets(steps: tuple[Step, ...]) -> None:
+    """Records with the same fields set share one set of their names (pydantic keeps one
+    per record: nearly half of a tiny step's memory). Safe because records are frozen
+    (nothing adds to the set) and copies copy it."""
+    for step in steps:
+        for record in (step, step.origin, *step.tool_calls, *step.observations):
+            names = record.__pydantic_fields_set__
+            shared = _FIELD_SETS.setdefault(frozenset(names), names)
+            if shared is not names:
+                object.__setattr__(record, "__pydantic_fields_set__", shared)

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from agentcredit.errors import InputError
-from agentcredit.formats._atif_fast import fast_steps
+from agentcredit.formats._atif_fast import fast_steps, share_field_sets
 from agentcredit.formats._coerce import opt_float, opt_int, opt_str
 from agentcredit.formats._content import arguments_dict, content_text
 from agentcredit.formats._parsed import ParsedTrajectory
@@ -79,10 +79,7 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
     offsets += [None] * (len(steps_raw) - len(offsets))
     where = str(path)
     try:
-        steps = fast_steps(steps_raw, where, offsets) if steps_raw else None
-        if steps is None:
-            steps = STEPS.validate_python(
-                [_step(where, i, s, offsets[i]) for i, s in enumerate(steps_raw)])
+        steps = _records(steps_raw, where, offsets)
     except ValidationError as exc:
         raise InputError(str(path), f"wrong field types: {first_error(exc, '/')}") from None
     agent = doc.get("agent") if isinstance(doc.get("agent"), dict) else {}
@@ -99,6 +96,33 @@ def read_atif(path: Path, raw: bytes, doc: dict[str, Any]) -> ParsedTrajectory:
         session_id=opt_str(doc.get("session_id") or doc.get("trajectory_id")),
         notes=tuple(notes),
     )
+
+
+CHUNK = 4096
+"""Steps validated at a time: a chunk's parsed dicts are let go once its records are built,
+so that a long trajectory is not held twice (as JSON values and as records)."""
+
+
+def _records(steps_raw: list[Any], where: str, offsets: list[int | None]) -> tuple[Step, ...]:
+    """The steps' records, a chunk at a time (the fast path where the chunk is plain)."""
+    found: list[Step] = []
+    for first in range(0, len(steps_raw), CHUNK):
+        chunk = steps_raw[first:first + CHUNK]
+        steps = fast_steps(chunk, where, offsets[first:first + CHUNK], first)
+        if steps is None:
+            try:
+                steps = STEPS.validate_python([_step(where, first + i, s, offsets[first + i])
+                                               for i, s in enumerate(chunk)])
+            except ValidationError as exc:  # where in the whole list of steps
+                error = exc.errors()[0]
+                loc = error["loc"]
+                raise InputError(where, "wrong field types: " + "/".join(
+                    str(first + p if n == 0 and isinstance(p, int) else p)
+                    for n, p in enumerate(loc)) + f": {error['msg']}") from None
+        share_field_sets(steps)
+        found.extend(steps)
+        steps_raw[first:first + len(chunk)] = [None] * len(chunk)
+    return tuple(found)
 
 
 def _step(where: str, index: int, raw: Any, offset: int | None) -> dict[str, Any]:
