@@ -36,25 +36,46 @@ def _cli() -> str:
                 walk(command.commands[name], [*path, name])
             return
         parts.append(f"## `agentcredit {' '.join(path)}`\n")
-        parts.append((command.help or "").strip() + "\n")
-        rows = ["| option | what it does |", "|---|---|"]
+        parts.append(_cell((command.help or "").strip(), table=False) + "\n")
+        rows = ["| option | type | default | what it does |", "|---|---|---|---|"]
         for param in command.params:
+            if getattr(param, "hidden", False) or param.name == "help":
+                continue
+            is_flag = getattr(param, "is_flag", False)
+            kind = "flag" if is_flag else _type(getattr(param, "type", None))
+            mark = " **(required)**" if param.required else ""
             if param.param_type_name == "argument":
-                rows.append(f"| `{(param.name or '').upper()}` (argument) | "
-                            f"{_cell(getattr(param, 'help', '') or '')} |")
-            elif param.param_type_name == "option" and not getattr(param, "hidden", False):
-                names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-                default = "" if param.default in (None, False, ()) or param.is_flag \
-                    else f" (default: `{param.default}`)"
-                rows.append(f"| {names} | {_cell(param.help or '')}{default} |")
+                name = f"`{(param.name or '').upper()}`{mark}"
+                help_text = getattr(param, "help", "") or ""
+            else:
+                name = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts]) + mark
+                help_text = param.help or ""
+            default = "" if param.required or param.default in (None, (), []) \
+                or (kind == "flag" and param.default is False) else f"`{param.default}`"
+            if getattr(param, "envvar", None):
+                help_text += f" Environment variable: `{param.envvar}`."
+            rows.append(f"| {name} | {kind} | {default} | {_cell(help_text)} |")
         parts.append("\n".join(rows) + "\n")
 
     walk(root, [])
     return "\n".join(parts)
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|").replace("\\[", "[")
+def _type(kind: Any) -> str:
+    choices = getattr(kind, "choices", None)
+    if choices:
+        return " \\| ".join(f"`{c}`" for c in choices)
+    return {"text": "text", "integer": "integer", "float": "number", "path": "path",
+            "boolean": "yes/no"}.get(getattr(kind, "name", ""), getattr(kind, "name", "text"))
+
+
+def _cell(text: str, *, table: bool = True) -> str:
+    """Help text as Markdown: ``<value>`` placeholders kept visible (escaped, not HTML), and
+    in a table cell on one line with its pipes escaped."""
+    spans = text.replace("\\[", "[").split("`")  # odd spans are code: shown as written
+    text = "`".join(s if n % 2 else s.replace("<", "&lt;").replace(">", "&gt;")
+                    for n, s in enumerate(spans))
+    return " ".join(text.split()).replace("|", "\\|") if table else text
 
 
 def _schemas() -> str:

@@ -109,7 +109,7 @@ class SkillRubricReward:
         verifier: model for the turn verifier (and for semantic answer checks when
             ``semantic`` is true).
         rigging_penalty: subtracted from the reward of a completion whose actions rig the
-            measurement (:class:`agentcredit.schema.RiggingFlag`; 0: only reported, in the
+            measurement (``agentcredit.schema.RiggingFlag``; 0: only reported, in the
             detail's ``rigging``). A flag never raises a reward.
     """
 
@@ -146,7 +146,7 @@ class SkillRubricReward:
     async def score_details(self, prompts: list[Any], completions: list[Any],
                             **kwargs: Any) -> list[tuple[float | None, dict[str, Any]]]:
         """(reward, detail) per completion; the detail holds the outcome, the satisfaction
-        and, when the process was verified, the :class:`TrialVerdict` (``verdict``)."""
+        and, when the process was verified, the ``TrialVerdict`` (``verdict``)."""
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
         # Twice as many samples under way as the verifier has requests in flight: the next
@@ -302,7 +302,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
     ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
     (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
     ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``; the endpoint settings of
-    :meth:`EndpointSettings.from_environment`: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
+    ``EndpointSettings.from_environment``: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
     ``_STRUCTURED``, ``_CONTEXT_TOKENS``, ``_CONCURRENCY``). The bank, the client and its
     cache are built once per process. verl needs a number for every sample: a sample that
     cannot be scored raises a ConfigError naming it, unless ``AGENTCREDIT_UNSCORED`` is
