@@ -13,7 +13,8 @@ Endpoints:
   ``--unscored fallback:<value>`` to send that value instead), and ``extra_logs.unscored``
   says why (``{"code", "reason"}``).
 - ``POST /turn_rewards`` — ``{"trajectories": [{"prompt", "completion", "skill_id"?,
-  "ground_truth"?, "group"?}]}`` (completions as text or chat messages with tool calls) →
+  "ground_truth"?, "outcome"?, "group"?}]}`` (completions as text or chat messages with
+  tool calls; ``outcome``: the environment's own, instead of checking an answer) →
   ``{"trajectories": [{"reward", "outcome", "satisfaction", "turn_steps", "advantages",
   "detail"}]}``: per-turn advantages (:func:`agentcredit.rewards.hooks.turn_advantages`)
   with GRPO groups taken from ``group`` (default: the prompt).
@@ -177,7 +178,8 @@ class _Service:
         skills = await self._skills(prompts, [i.get("skill_id") for i in items])
         scored = await self.reward.score_details(
             [i.get("prompt", "") for i in items], [i["completion"] for i in items],
-            ground_truth=[_truth(i.get("ground_truth")) for i in items], skill_id=skills)
+            ground_truth=[_truth(i.get("ground_truth")) for i in items], skill_id=skills,
+            outcome=[i.get("outcome") for i in items])
         out: list[dict[str, Any]] = []
         verdicts: list[tuple[int, TrialVerdict, Any]] = []
         for n, (value, detail) in enumerate(scored):

@@ -79,6 +79,8 @@ class Trajectory(_Model):
     prompt: Conversation = ""
     skill_id: str | None = None
     ground_truth: Scalar = None
+    outcome: float | None = None
+    """The environment's own outcome (e.g. its tests' pass fraction), instead of an answer."""
     group: str | StrictInt | None = None  # strict: a JSON true is not the group 1
 
 
