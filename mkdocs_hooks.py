@@ -1,9 +1,10 @@
 """MkDocs hooks: the reference pages written from the code at build time.
 
-A page holding ``<!-- agentcredit:cli -->`` gets every command's options from the Typer app,
-``<!-- agentcredit:schemas -->`` the JSON schemas of the records agentcredit writes (from
-their pydantic models), ``<!-- agentcredit:openapi -->`` the reward service's OpenAPI
-document. A new option, field or route appears without editing a page.
+A page holding ``<!-- agentcredit:cli -->`` gets every command's options (type, default,
+required) from the Typer app, ``<!-- agentcredit:fields MODEL -->`` a table of a record's
+fields from its pydantic model, and ``<!-- agentcredit:example FILE -->`` the first lines of
+a file the shipped example run writes (run once per build, no model). A new option or field
+appears without editing a page.
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ def on_page_markdown(markdown: str, **_: Any) -> str:
     markdown = re.sub(r"<!-- agentcredit:fields (\w+) -->", lambda m: _fields(m[1]), markdown)
     markdown = re.sub(r"<!-- agentcredit:example ([\w.]+) -->", lambda m: _example(m[1]),
                       markdown)
-    if "<!-- agentcredit:openapi -->" in markdown:
-        markdown = markdown.replace("<!-- agentcredit:openapi -->", _openapi())
     return markdown
 
 
@@ -149,10 +148,3 @@ def _example(name: str) -> str:
     lines = text.splitlines()[:3]
     lang = "text" if name.endswith(".csv") else "json"
     return f"{EXAMPLE[name]}:\n\n```{lang}\n" + "\n".join(lines) + "\n```\n"
-
-
-def _openapi() -> str:
-    from agentcredit.serve.models import openapi_document
-    from agentcredit.version import __version__
-
-    return f"```json\n{json.dumps(openapi_document(__version__), indent=1)}\n```\n"

@@ -62,3 +62,14 @@ def test_turn_reward_rows_are_each_explained() -> None:
     row = next(n for n in ast.walk(function) if isinstance(n, ast.Dict) and len(n.keys) > 10)
     keys = {k.value for k in row.keys if isinstance(k, ast.Constant)}
     assert documented("`turn_rewards.jsonl`") == keys
+
+
+def test_every_environment_variable_the_code_reads_is_on_the_cli_page() -> None:
+    """An ``AGENTCREDIT_*`` variable read anywhere in ``src`` is in the CLI reference's table."""
+    code = "\n".join(p.read_text(encoding="utf-8")
+                     for p in (ROOT / "src" / "agentcredit").rglob("*.py"))
+    read = set(re.findall(r"\"(AGENTCREDIT_[A-Z_]+)\"", code))
+    read |= {f"AGENTCREDIT_{n}" for n in re.findall(r"number\(\"([A-Z_]+)\"", code)}
+    page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert len(read) >= 15
+    assert sorted(v for v in read if f"`{v}`" not in page) == []
