@@ -73,3 +73,13 @@ def test_every_environment_variable_the_code_reads_is_on_the_cli_page() -> None:
     page = (ROOT / "docs" / "reference" / "cli.md").read_text(encoding="utf-8")
     assert len(read) >= 15
     assert sorted(v for v in read if f"`{v}`" not in page) == []
+
+
+def test_the_inspect_json_keys_the_scoring_guide_names_are_the_printed_ones() -> None:
+    done = CliRunner().invoke(app, ["inspect", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                                    "--json"])
+    printed = json.loads(done.output)
+    guide = (ROOT / "docs" / "guides" / "scoring.md").read_text(encoding="utf-8")
+    line = " ".join(guide.split("`--json` prints one object:", 1)[1].split("\n\n", 1)[0].split())
+    named = set(re.findall(r"`(\w+)`", line))
+    assert named == set(printed) | set(printed["tasks"][0]) | set(printed["trials"][0])
