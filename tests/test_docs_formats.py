@@ -11,6 +11,7 @@ import ast
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -83,3 +84,23 @@ def test_the_inspect_json_keys_the_scoring_guide_names_are_the_printed_ones() ->
     line = " ".join(guide.split("`--json` prints one object:", 1)[1].split("\n\n", 1)[0].split())
     named = set(re.findall(r"`(\w+)`", line))
     assert named == set(printed) | set(printed["tasks"][0]) | set(printed["trials"][0])
+
+
+def test_every_option_of_every_command_has_help() -> None:
+    """The CLI reference is written from the help texts: an option without one is a blank
+    row there."""
+    import typer.main
+
+    missing = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        if getattr(command, "commands", None):
+            for name, sub in command.commands.items():
+                walk(sub, [*path, name])
+            return
+        missing.extend(f"{' '.join(path)} {p.opts[0]}" for p in command.params
+                       if p.param_type_name == "option" and p.name != "help"
+                       and not getattr(p, "hidden", False) and not (p.help or "").strip())
+
+    walk(typer.main.get_command(app), ["agentcredit"])
+    assert missing == []

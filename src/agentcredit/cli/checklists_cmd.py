@@ -230,7 +230,7 @@ def _show_units(console: Console, coverage: Path, task_id: str) -> None:
 def sheet(run_dir: Annotated[Path, typer.Argument(help="Run directory (holds run.sqlite).")],
           out: Annotated[Path, typer.Option("--out", help="The CSV to write.")],
           trials: Annotated[int, typer.Option("--trials", min=1, help="Trials drawn.")] = 20,
-          seed: Annotated[int, typer.Option("--seed")] = 0) -> None:
+          seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0) -> None:
     """Write a labelling sheet for `analyze --labels`: a seeded sample of the run's trials,
     one `trial_id,item_id,label` row per checklist item, the label left for a person."""
     if not (run_dir / STORE_NAME).exists():
