@@ -240,14 +240,8 @@ def sheet(run_dir: Annotated[Path, typer.Argument(help="Run directory (holds run
         if judgment.item_id != "ENDPOINT":
             items.setdefault(trial_id, set()).add(judgment.item_id)
     drawn = sorted(random.Random(seed).sample(sorted(items), k=min(trials, len(items))))
+    rows = [(t, i, "") for t in drawn for i in sorted(  # C2 before C10
+        items[t], key=lambda i: (int("0" + "".join(c for c in i if c.isdigit())), i))]
     with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["trial_id", "item_id", "label"])
-        rows = [(t, i, "") for t in drawn for i in sorted(items[t], key=_item_order)]
-        writer.writerows(rows)
+        csv.writer(handle).writerows([("trial_id", "item_id", "label"), *rows])
     Console().print(f"{len(rows)} items of {len(drawn)} trials to label → {q(out)}")
-
-
-def _item_order(item_id: str) -> tuple[int, str]:
-    digits = "".join(c for c in item_id if c.isdigit())
-    return (int(digits) if digits else 0, item_id)
