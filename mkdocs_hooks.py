@@ -48,7 +48,7 @@ def _cli() -> str:
             if getattr(param, "hidden", False) or param.name == "help":
                 continue
             is_flag = getattr(param, "is_flag", False)
-            kind = "flag" if is_flag else _type(getattr(param, "type", None))
+            kind = "flag" if is_flag else _type(param)
             mark = " **(required)**" if param.required else ""
             if param.param_type_name == "argument":
                 name = f"`{(param.name or '').upper()}`{mark}"
@@ -67,12 +67,13 @@ def _cli() -> str:
     return "\n".join(parts)
 
 
-def _type(kind: Any) -> str:
-    choices = getattr(kind, "choices", None)
-    if choices:
-        return " \\| ".join(f"`{c}`" for c in choices)
-    return {"text": "text", "integer": "integer", "float": "number", "path": "path",
-            "boolean": "yes/no"}.get(getattr(kind, "name", ""), getattr(kind, "name", "text"))
+def _type(param: Any) -> str:
+    """The option's value type, as typer names it (``Path``, ``int``, ``list[Path]``...)."""
+    bare = param.bare_type() if callable(getattr(param, "bare_type", None)) else "str"
+    words = {"Path": "path", "str": "text", "int": "integer", "float": "number",
+             "bool": "yes/no"}
+    return re.sub(r"\w+", lambda m: words.get(m[0], m[0]), str(bare)).replace("list[", "list of ")\
+        .rstrip("]")
 
 
 def _cell(text: str, *, table: bool = True) -> str:
