@@ -18,6 +18,12 @@ string, it is something the agent typed (a line of a file it wrote, a string its
 prints, its commit message behind ``git log``'s hash); the rest are *genuine tool output
 demoted* (target <= 0.2% of content lines), printed in full for a person to read. A ``no``
 may still cite every one of them (admissions against interest: ``evidence/quotes.py``).
+
+It reads every real trial there is (``skillsbench/trials-*``, Terminal-Bench 1 and 2,
+SWE-bench Verified when it holds trajectories), and also lists, for a person to read, every
+step the dataflow walk marks controlled (``evidence/dataflow.py``: none of its lines backs a
+``yes``) with its reason and command, and every rigging flag (``evidence/rigging.py``, with
+the trial's task when the corpus has it) with its step, kind, reason and command.
 ``python benchmarks/authored_changes.py [--show N]``
 """
 
@@ -29,7 +35,9 @@ from collections import Counter
 from pathlib import Path
 
 from agentcredit.evidence.authored import literal_index
+from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import evidence_kind
+from agentcredit.evidence.rigging import trial_rigging
 from agentcredit.evidence.view import evidence_steps
 from agentcredit.formats import load
 from agentcredit.text import normalize_text
@@ -38,8 +46,9 @@ _DIGITS = re.compile(r"\d+")
 # Kinds that take a content line (what a tool showed of the world) away from output.
 CONTENT = ("authored", "unspecific", "given", "forged")
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
-ROOTS = ("skillsbench/trials-more", "skillsbench/trials-sample", "terminal-bench-1/trials-sample",
-         "terminal-bench-2")
+ROOTS = ("skillsbench/trials-sample", "skillsbench/trials-more", "skillsbench/trials-more2",
+         "terminal-bench-1/trials-sample", "terminal-bench-2", "swebench-verified")
+TASKS = ("skillsbench/tasks", "terminal-bench-2/tasks", "swebench-verified/tasks-sample")
 
 
 def main() -> None:
@@ -49,13 +58,22 @@ def main() -> None:
     kinds: Counter[str] = Counter()
     changes: list[tuple[str, str, int, str, str]] = []
     untyped: list[tuple[str, int, str, str]] = []
-    trials = 0
+    controlled: list[tuple[str, int, str, str]] = []
+    flagged: list[tuple[str, int, str, str, str]] = []
+    tasks = {t.id: t for r in TASKS if (CORPUS / r).exists() for t in load([CORPUS / r]).tasks}
+    trials = walked = 0
     for root in ROOTS:
         if not (CORPUS / root).exists():
             continue
         for trial in load([CORPUS / root]).trials:
             trials += 1
-            steps = evidence_steps(trial)
+            flow = flow_of(trial)
+            steps = evidence_steps(trial, flow=flow)
+            walked += sum(1 for s in trial.steps if s.source == "agent" and s.tool_calls)
+            controlled += [(trial.id, n, c.reason, steps[n].action[:200])
+                           for n, c in sorted(flow.steps.items()) if c.controlled]
+            flagged += [(trial.id, f.step, f.kind, f.reason, steps[f.step].action[:200])
+                        for f in trial_rigging(trial, tasks.get(trial.task_id or ""))]
             repeated = Counter(masked for step in steps.values() for masked in
                                {_DIGITS.sub("N", x.strip()) for x in step.output.splitlines()})
             for number, step in steps.items():
@@ -87,6 +105,16 @@ def main() -> None:
           "(target <= 0.2%)")
     for trial_id, number, line, action in untyped:
         print(f"  {trial_id} step {number}: {line!r}\n      action: {action!r}")
+    reasons = Counter(reason for _, _, reason, _ in controlled)
+    print(f"\ncontrolled steps (the walk backs no yes with them): {len(controlled)} of {walked} "
+          f"agent steps with tool calls, in {len({c[0] for c in controlled})} trials; by "
+          f"reason: {dict(reasons)}")
+    for trial_id, number, reason, action in controlled:
+        print(f"  {trial_id} step {number}: {reason}\n      action: {action!r}")
+    print(f"\ntrials flagged for rigging: {len({f[0] for f in flagged})} of {trials} "
+          f"({len(flagged)} flags; by kind: {dict(Counter(f[2] for f in flagged))})")
+    for trial_id, number, kind, reason, action in flagged:
+        print(f"  {trial_id} step {number}: {kind}: {reason}\n      action: {action!r}")
     harness = Counter(_DIGITS.sub("N", c[3]) for c in changes if c[0] == "harness")
     print(f"\nharness status lines by shape ({len(harness)} shapes, most common first):")
     for shape, count in harness.most_common(args.show):

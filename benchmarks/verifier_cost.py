@@ -27,6 +27,7 @@ from tests.rewards import scripted_verifier
 from tests.skills import gate_corpus
 from tests.skills.helpers import make_skill
 
+from agentcredit.checklists import derive_checklist, load_rules
 from agentcredit.llm import ModelClient, make_provider, register_script
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import Lineage, Skill
@@ -40,14 +41,19 @@ def _recording(messages: list[dict[str, Any]], schema: dict[str, Any] | None) ->
     return scripted_verifier.answer(messages, schema)
 
 
-def cost(tasks_dir: Path, trials_dir: Path, skill_for: Any) -> tuple[int, int, int, int]:
-    """(trajectories, judge tokens, verifier tokens, verifier calls)."""
+def cost(tasks_dir: Path, trials_dir: Path, skill_for: Any,
+         rubric: str = "skill") -> tuple[int, int, int, int]:
+    """(trajectories, judge tokens, verifier tokens, verifier calls); ``rubric`` checklist or
+    both verifies the task's derived checklist (the one the judge is asked about) too."""
     model = ModelClient(make_provider("scripted/verifier-cost"))
     judge = verifier = calls = n = 0
     for task, trial, judge_tokens, _ in judged(tasks_dir, trials_dir):
         judge += judge_tokens
         SENT.clear()
-        asyncio.run(verify_trial(trial, skill_for(task.id), model, task.instruction))
+        checklist = derive_checklist(task, load_rules()) if rubric != "skill" else None
+        asyncio.run(verify_trial(trial, skill_for(task.id), model, task.instruction,
+                                 checklist=checklist,  # type: ignore[arg-type]
+                                 rubric=rubric))  # type: ignore[arg-type]
         verifier += sum(SENT) // 4
         calls += len(SENT)
         n += 1
@@ -66,14 +72,17 @@ def main() -> None:
         write_task(root / "tasks")
         write_trials(root / "trials", 20, steps=30)
         skill = make_skill("s1", lineage=Lineage(stage="import", sources=("x",)))
-        n, j, v, c = cost(root / "tasks", root / "trials", lambda _: skill)
-    print(f"synthetic: {n} trajectories, judge {j} vs turn verifier {v} prompt tokens in "
-          f"{c} calls: ratio {v / j:.3f} (target <= 1.5)")
+        for rubric in ("skill", "checklist", "both"):
+            n, j, v, c = cost(root / "tasks", root / "trials", lambda _: skill, rubric)
+            print(f"synthetic, --rubric {rubric}: {n} trajectories, judge {j} vs turn "
+                  f"verifier {v} prompt tokens in {c} calls: ratio {v / j:.3f} "
+                  "(target <= 1.5)")
     if CORPUS.is_dir():
-        n, j, v, c = cost(CORPUS / "skillsbench" / "tasks",
-                          CORPUS / "skillsbench" / "trials-more", _corpus_skill)
-        print(f"SkillsBench trials-more: {n} trajectories, judge {j} vs turn verifier {v} "
-              f"prompt tokens in {c} calls: ratio {v / j:.3f}")
+        for rubric in ("skill", "checklist", "both"):
+            n, j, v, c = cost(CORPUS / "skillsbench" / "tasks",
+                              CORPUS / "skillsbench" / "trials-more", _corpus_skill, rubric)
+            print(f"SkillsBench trials-more, --rubric {rubric}: {n} trajectories, judge {j} "
+                  f"vs turn verifier {v} prompt tokens in {c} calls: ratio {v / j:.3f}")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 TURNS = re.compile(r"TURNS \(agent steps\): ([0-9, ]*)")
-CRITERION = re.compile(r"^(R\d+): ", re.MULTILINE)
+CRITERION = re.compile(r"^((?:R|C)\d+): ", re.MULTILINE)
 STEP = re.compile(r"^\[step (\d+) #[0-9a-f]{8}\]$")
 
 

@@ -97,7 +97,7 @@ def test_verification_holds_a_bounded_window_of_trials(tmp_path: Path) -> None:
         for trial in trials:
             taken += 1
             most = max(most, taken - finished)
-            yield Assignment(trial, skill, "Sum the numbers.")
+            yield Assignment(trial, skill, None, "Sum the numbers.")
 
     def progress(_: str) -> None:
         nonlocal finished

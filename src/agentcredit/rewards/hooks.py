@@ -31,9 +31,11 @@ from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
 from agentcredit.llm.endpoint import EndpointSettings, environment_base_url
 from agentcredit.rewards.acting import score_answer, score_answer_semantic
+from agentcredit.rewards.checklist import RUBRICS, Rubric, criteria_of
 from agentcredit.rewards.table import Scored, advantages_of, rubric_satisfaction
 from agentcredit.rewards.verifier import verify_trial
 from agentcredit.schema import (
+    Checklist,
     Origin,
     RubricCriterion,
     SkillBank,
@@ -113,6 +115,10 @@ class SkillRubricReward:
         rigging_penalty: subtracted from the reward of a completion whose actions rig the
             measurement (``agentcredit.schema.RiggingFlag``; 0: only reported, in the
             detail's ``rigging``). A flag never raises a reward.
+        checklists: frozen GCPC checklists by task id (``load_checklists(DIR)``): with
+            ``rubric="checklist"`` or ``"both"`` the turn verifier checks the items of the
+            checklist of the task named in ``task_column``; a sample whose task has none is
+            unscored (``no_checklist``), never scored against another task's.
     """
 
     __name__ = "skillrubric"
@@ -122,7 +128,11 @@ class SkillRubricReward:
                  skill_column: str = "skill_id", default_skill: str | None = None,
                  verifier: Model | None = None, process_weight: float = 0.5,
                  tolerance: float = 0.05, semantic: bool = False,
-                 rigging_penalty: float = 0.0) -> None:
+                 rigging_penalty: float = 0.0, checklists: dict[str, Checklist] | None = None,
+                 rubric: Rubric = "skill", task_column: str = "task_id") -> None:
+        if rubric not in RUBRICS:
+            raise ConfigError(f"rubric {rubric!r}: use one of {', '.join(RUBRICS)}")
+        self.checklists, self.rubric, self.task_column = checklists or {}, rubric, task_column
         if not rigging_penalty >= 0:
             raise ConfigError(f"rigging_penalty must be 0 or more, not {rigging_penalty}")
         self.rigging_penalty = rigging_penalty
@@ -153,28 +163,31 @@ class SkillRubricReward:
         and, when the process was verified, the ``TrialVerdict`` (``verdict``)."""
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
+        tasks = kwargs.get(self.task_column) or [None] * len(completions)
         given = kwargs.get(self.outcome_column) or [None] * len(completions)
         # Twice as many samples under way as the verifier has requests in flight: the next
         # ones are ready to send, and the rest are not prepared all at once ahead of the
         # answers (512 coarse prompts built up front kept the first answers waiting ~250 ms).
         started = asyncio.Semaphore(2 * getattr(self.verifier, "capacity", 32))
 
-        async def windowed(i: int, p: Any, c: Any, t: Any, s: Any
+        async def windowed(i: int, p: Any, c: Any, t: Any, s: Any, k: Any,
                            ) -> tuple[float | None, dict[str, Any]]:
             async with started:
-                return await self._contained(i, p, c, t, s, given[i])
+                return await self._contained(i, p, c, t, s, k, given[i])
 
         return list(await asyncio.gather(*(
-            windowed(i, p, c, t, s) for i, (p, c, t, s) in
-            enumerate(zip(prompts, completions, truths, skills, strict=True)))))
+            windowed(i, p, c, t, s, k) for i, (p, c, t, s, k) in
+            enumerate(zip(prompts, completions, truths, skills, tasks, strict=True)))))
 
     async def _contained(self, index: int, prompt: Any, completion: Any, truth: Any,
-                         skill_id: Any, given: Any = None) -> tuple[float | None, dict[str, Any]]:
+                         skill_id: Any, task_id: Any = None, given: Any = None,
+                         ) -> tuple[float | None, dict[str, Any]]:
         """One sample's reward; a sample that cannot be scored gets None, a stable
         ``unscored_code`` and a sentence (``unscored``), never an exception that would cost
         the trainer the whole batch."""
         try:
-            reward, detail = await self._one(index, prompt, completion, truth, skill_id, given)
+            reward, detail = await self._one(index, prompt, completion, truth, skill_id,
+                                             task_id, given)
         except InputError as exc:
             reward, detail = None, _unscored("unreadable_completion",
                                              f"unreadable completion: {exc.reason}")
@@ -189,7 +202,8 @@ class SkillRubricReward:
         return reward, detail
 
     async def _one(self, index: int, prompt: Any, completion: Any, truth: Any,
-                   skill_id: Any, given: Any = None) -> tuple[float | None, dict[str, Any]]:
+                   skill_id: Any, task_id: Any = None, given: Any = None,
+                   ) -> tuple[float | None, dict[str, Any]]:
         text = _text(completion)
         outcome: float | None = None
         detail: dict[str, Any] = {}
@@ -205,30 +219,45 @@ class SkillRubricReward:
             detail.update(outcome=scored.score, answer=scored.answer, reason=scored.reason)
         trial = None if isinstance(completion, str) else \
             trial_from_completion(prompt, completion, f"completion-{index}")
-        satisfaction = await self._process(index, prompt, completion, skill_id, detail, trial)
+        if trial is not None and outcome is not None:  # the endpoint item's outcome
+            trial = trial.model_copy(update={"outcome": "pass" if outcome >= 1 else "fail"})
+        satisfaction = await self._process(index, prompt, completion, skill_id, detail, trial,
+                                           task_id)
         flags = flow_of(trial).flags if trial is not None else ()
         if flags:
             detail["rigging"] = rigging_text(flags)
-        if outcome is None and satisfaction is None:
+        if (outcome is None and satisfaction is None) or \
+                detail.get("process_code") == "no_checklist":  # never half a reward
             return None, detail
         reward = (outcome or 0.0) + self.process_weight * (satisfaction or 0.0)
         return reward - (self.rigging_penalty if flags else 0.0), detail
 
     async def _process(self, index: int, prompt: Any, completion: Any, skill_id: Any,
-                       detail: dict[str, Any], trial: Trial | None = None) -> float | None:
-        if self.bank is None or self.verifier is None:
+                       detail: dict[str, Any], trial: Trial | None = None,
+                       task_id: Any = None) -> float | None:
+        if self.verifier is None or (self.bank is None and self.rubric != "checklist"):
             return None
-        skill = self.bank.get(str(skill_id or self.default_skill or ""))
-        if skill is None or skill.rubric is None:
+        skill = self.bank.get(str(skill_id or self.default_skill or "")) \
+            if self.bank is not None and self.rubric != "checklist" else None
+        if self.rubric != "checklist" and (skill is None or skill.rubric is None):
             detail.update(process="no skill with a rubric", process_code="no_skill")
             return None
+        checklist = self.checklists.get(str(task_id or "")) if self.rubric != "skill" else None
+        if self.rubric != "skill" and checklist is None:
+            detail.update(process=f"no frozen checklist for task {task_id!r}",
+                          process_code="no_checklist")
+            return None
         trial = trial or trial_from_completion(prompt, completion, f"completion-{index}")
-        verdict = await verify_trial(trial, skill, self.verifier, _text(prompt))
+        verdict = await verify_trial(trial, skill, self.verifier, _text(prompt),
+                                     checklist=checklist, rubric=self.rubric)
         if not isinstance(verdict, TrialVerdict):
             detail.update(process=f"verifier: {verdict}", process_code="verifier_failed")
             return None
-        satisfaction = rubric_satisfaction(verdict, skill.rubric)
-        detail["satisfaction"] = satisfaction
+        criteria = criteria_of(skill, checklist, self.rubric)
+        satisfaction = rubric_satisfaction(verdict, criteria)
+        detail.update(satisfaction=satisfaction, criteria=criteria, rubric=self.rubric)
+        detail.update({k: v for k, v in (("checklist_hash", verdict.checklist_hash),
+                                          ("skill_hash", verdict.skill_hash)) if v})
         if satisfaction is None:
             detail.update(process="the verifier found no rubric criterion applicable",
                           process_code="no_applicable_criterion")
@@ -237,11 +266,12 @@ class SkillRubricReward:
 
 
 UNSCORED_CODES = ("unreadable_completion", "reward_error", "nothing_applies", "no_skill",
-                  "verifier_failed", "no_applicable_criterion")
+                  "no_checklist", "verifier_failed", "no_applicable_criterion")
 """Why a sample got no reward (``detail["unscored_code"]``): its completion could not be
 read; computing it failed; it has neither a label nor a rubric; no skill with a rubric
-applies; the turn verifier's call failed or is waiting for a batch; the verifier found no
-criterion applicable."""
+applies (or retrieval scored below its floor); its task has no frozen checklist; the turn
+verifier's call failed or is waiting for a batch; the verifier found no criterion
+applicable."""
 
 
 def _unscored(code: str, reason: str) -> dict[str, Any]:
@@ -308,7 +338,9 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
     ``compute_score`` (per sample) or ``compute_score_batch`` (verl's ``batch`` reward
     manager). ``extra_info["outcome"]``, when set, is the environment's own outcome (used
     instead of checking the answer). The process part is added when ``extra_info`` names a
-    ``skill_id`` and ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set
+    ``skill_id`` and ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set (with
+    ``AGENTCREDIT_RUBRIC=checklist`` or ``both``: ``extra_info`` names a ``task_id`` whose
+    frozen checklist is in ``AGENTCREDIT_CHECKLISTS``, a folder)
     (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
     ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``; the endpoint settings of
     ``EndpointSettings.from_environment``: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
@@ -331,8 +363,9 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     extras = [e or {} for e in (extra_infos or [None] * len(solution_strs))]
     reward = verl_reward()
     scores = reward([e.get("prompt", "") for e in extras], list(solution_strs),
-                    ground_truth=list(ground_truths), skill_id=[e.get("skill_id")
-                                                                for e in extras],
+                    ground_truth=list(ground_truths),
+                    skill_id=[e.get("skill_id") for e in extras],
+                    task_id=[e.get("task_id") for e in extras],
                     outcome=[e.get("outcome") for e in extras])
     details = reward.last_details or [{} for _ in scores]
     policy = UnscoredPolicy.parse(os.environ.get("AGENTCREDIT_UNSCORED", "null"))
@@ -360,7 +393,9 @@ def verl_reward() -> SkillRubricReward:
                          base_url=base_url, cache=os.environ.get("AGENTCREDIT_CACHE") or None,
                          rigging_penalty=float(os.environ.get("AGENTCREDIT_RIGGING_PENALTY",
                                                               "0")),
-                         endpoint=EndpointSettings.from_environment(where))
+                         endpoint=EndpointSettings.from_environment(where),
+                         checklists=os.environ.get("AGENTCREDIT_CHECKLISTS") or None,
+                         rubric=os.environ.get("AGENTCREDIT_RUBRIC") or "skill")
 
 
 _SHARED: dict[tuple[Any, ...], SkillRubricReward] = {}
@@ -370,15 +405,25 @@ _SHARED_LOCK = threading.Lock()
 def shared_reward(bank: str | Path | None, model: str | None, *, process_weight: float = 0.5,
                   base_url: str | None = None, cache: str | Path | None = None,
                   rigging_penalty: float = 0.0, endpoint: EndpointSettings | None = None,
+                  checklists: str | Path | None = None, rubric: str = "skill",
                   ) -> SkillRubricReward:
-    """One reward per (bank content, model, settings) in this process: the bank is loaded and
-    verified, and the verifier client and its cache opened, the first time only
-    (``endpoint``: timeout, answer tokens, structured form, window, concurrency)."""
-    if not bank or not model:
+    """One reward per (bank content, checklists, model, settings) in this process: the bank
+    and the checklists are loaded and verified, and the verifier client and its cache
+    opened, the first time only (``endpoint``: timeout, answer tokens, structured form,
+    window, concurrency)."""
+    if rubric not in RUBRICS:
+        raise ConfigError(f"AGENTCREDIT_RUBRIC={rubric!r}: use one of {', '.join(RUBRICS)}")
+    if not model or (not bank and rubric != "checklist"):
         return SkillRubricReward()
+    if rubric != "skill" and not checklists:
+        raise ConfigError(f"rubric {rubric!r} needs the frozen checklists: set "
+                          "AGENTCREDIT_CHECKLISTS to their folder")
     endpoint = endpoint or EndpointSettings()
-    loaded = _bank(str(Path(bank).resolve()), _stamp(Path(bank)))
-    key = (loaded.hash, model, process_weight, base_url, str(cache or ""), rigging_penalty,
+    loaded = _bank(str(Path(bank).resolve()), _stamp(Path(bank))) if bank else None
+    frozen = _checklists(str(Path(checklists).resolve())) if checklists else {}
+    key = (loaded.hash if loaded else None, tuple(sorted((t, c.hash) for t, c in
+                                                         frozen.items())), rubric,
+           model, process_weight, base_url, str(cache or ""), rigging_penalty,
            tuple(sorted(endpoint.record().items())))
     with _SHARED_LOCK:
         if key not in _SHARED:
@@ -388,7 +433,9 @@ def shared_reward(bank: str | Path | None, model: str | None, *, process_weight:
                                cache=Path(cache) if cache else None).client()
             _SHARED[key] = SkillRubricReward(bank=loaded, verifier=client,
                                              process_weight=process_weight,
-                                             rigging_penalty=rigging_penalty)
+                                             rigging_penalty=rigging_penalty,
+                                             checklists=frozen,
+                                             rubric=rubric)
         return _SHARED[key]
 
 
@@ -405,11 +452,28 @@ def _bank(path: str, stamp: tuple[int, int]) -> SkillBank:
     return load_bank(Path(path))
 
 
+def _checklists(folder: str) -> dict[str, Checklist]:
+    """The frozen checklists of ``folder`` by task id (a missing folder is a ConfigError)."""
+    if not Path(folder).is_dir():
+        raise ConfigError(f"AGENTCREDIT_CHECKLISTS: {folder} is not a folder of frozen "
+                          "checklists (agentcredit checklists build writes one)")
+    return _frozen(folder, Path(folder).stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _frozen(folder: str, stamp: int) -> dict[str, Checklist]:
+    """The checklists of ``folder`` as of ``stamp`` (a folder changed is read again)."""
+    from agentcredit.checklists.freeze import load_checklists
+
+    return load_checklists(folder)
+
+
 def reset_shared() -> None:
     """Forget the shared rewards and banks (tests; a trainer never needs it)."""
     with _SHARED_LOCK:
         _SHARED.clear()
     _bank.cache_clear()
+    _frozen.cache_clear()
 
 
 def turn_advantages(verdicts: Sequence[TrialVerdict],

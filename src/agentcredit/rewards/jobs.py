@@ -14,16 +14,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentcredit.checklists.rules import load_rules
+from agentcredit.checklists.build import derive_checklist
+from agentcredit.checklists.freeze import load_checklists
+from agentcredit.checklists.rules import Rules, load_rules
 from agentcredit.errors import AgentCreditError, ConfigError, NoTrialToVerify
 from agentcredit.formats import TrialStream
 from agentcredit.formats.join import first_user_message
 from agentcredit.llm.cache import ResponseCache
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.redact import task_text as owned_text
+from agentcredit.rewards.checklist import Rubric, RubricChoice, criteria_of
 from agentcredit.rewards.report import MAX_TRIALS, Shown, write_turn_report
 from agentcredit.rewards.run import (
     Assignment,
+    Member,
     Seen,
     VerifySummary,
     reward_rows,
@@ -32,10 +36,11 @@ from agentcredit.rewards.run import (
     verify_all,
 )
 from agentcredit.rewards.table import RewardTable
-from agentcredit.schema import ReadError, Skill, SkillBank, Task
-from agentcredit.skills.bank import load_bank
+from agentcredit.schema import Checklist, ReadError, Skill, SkillBank, Task, Trial
+from agentcredit.schema.turns import rubric_key
+from agentcredit.skills.bank import load_bank, skill_hash
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.ranking import retrieve
+from agentcredit.skills.ranking import floor_of, retrieve
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
 
@@ -107,54 +112,54 @@ async def turn_rewards_async(
     model: ModelLike, process_weight: float = 1.0, normalize: bool = False,
     skill: str | None = None, tasks: Sequence[Path | str] = (), embed: str = "lexical",
     seed: int = 0, budget_tokens: int = 24_000, rules: Path | str | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None] | None = None, choice: RubricChoice | None = None,
 ) -> RewardResult:
     """Choose each trial's skill (``skill``, else top-1 retrieval on its task's text: the
     instruction of ``tasks`` or the trial's own), verify turn by turn (resumable) and write
     the per-turn rows. ``rules`` is a rules YAML whose evidence section decides when a cited
     quote is specific enough (default: the shipped rules), as it does for the judge.
-
-    Raises:
-        NothingToDo: no trial can be verified (every reason is in ``read_errors`` and the
-            message).
-        ConfigError: an unknown ``skill`` or an unusable model setting.
+    ``choice.rubric``: the skill's criteria, the task's frozen checklist (``checklists``,
+    else derived from a task in ``tasks``; none: ``no_checklist``) or both in the same calls;
+    retrieval below ``choice.floor`` (default: the ranker's measured one) is ``no_skill``. Raises
+    NothingToDo when no trial can be verified (every reason is in ``read_errors`` and
+    the message), ConfigError for an unknown ``skill`` or an unusable model setting.
     """
-    out = Path(out)
-    rule = load_rules(rules).evidence  # when a cited quote is specific enough
+    out, rule_set = Path(out), load_rules(rules)  # its evidence: when a quote is specific
     skills = bank if isinstance(bank, SkillBank) else load_bank(Path(bank))
     if skill is not None and skills.get(skill) is None:
         raise ConfigError(f"no skill {skill!r} in "
                           f"{'the bank' if isinstance(bank, SkillBank) else bank}")
     client = client_for(model, default_cache=out / "responses.sqlite")
     assert client is not None
-    paths = [*map(Path, trials), *map(Path, tasks)]
+    paths, choice = [*map(Path, trials), *map(Path, tasks)], choice or RubricChoice()
     survey = await asyncio.to_thread(_Survey.read, paths)
     instructions = {t.id: t.instruction for t in survey.tasks}
-    choices, chosen = await _choose(
+    rubric, frozen = choice.rubric, frozen_checklists(choice, survey.tasks, rule_set)
+    choices, chosen = ({}, {}) if rubric == "checklist" else await _choose(
         skills, survey, instructions, skill, embed,
         cache=client.cache.path if client.cache is not None else None,
-        base_url=model.base_url if isinstance(model, ModelSpec) else None)
+        base_url=model.base_url if isinstance(model, ModelSpec) else None,
+        floor=floor_of(embed, choice.floor, len(skills.skills)))
+    plan = _Plan(skills, frozen, chosen, rubric)
     skipped = {trial_id: why for trial_id, seen in survey.seen.items()
-               if (why := skip_reason(trial_id, seen, chosen.get(trial_id), skills,
-                                      instructions)) is not None}
+               if (why := plan.skip(trial_id, seen, instructions)) is not None}
     if len(skipped) == len(survey.seen):
         raise _nothing_to_verify(survey.errors, choices, skipped)
     owned = {t.id: owned_text(t.instruction, t.verifier_files) for t in survey.tasks}
-    shown = {trial_id: Shown() for trial_id in survey.seen if trial_id not in skipped}
-    shown = dict(list(shown.items())[:MAX_TRIALS])
+    shown = {t: Shown() for t in [t for t in survey.seen if t not in skipped][:MAX_TRIALS]}
     store = RunStore(out)
     try:
-        assignments = _assignments(paths, survey, chosen, skills, instructions, owned, shown)
+        assignments = _assignments(paths, survey, plan, instructions, owned, shown)
         summary = await verify_all(store, assignments, client, seed=seed,
                                    budget_tokens=budget_tokens,
                                    concurrency=concurrency_of(model), progress=progress,
-                                   rule=rule)
+                                   rule=rule_set.evidence)
         result = RewardResult(read_errors=survey.errors, choices=choices, skipped=skipped,
                               summary=summary, cache_path=client.cache.path
                               if client.cache is not None else None)
         if not summary.deferred:
-            _write(result, store, survey.members(chosen, skipped, skills), shown, skills, out,
-                   process_weight, normalize)
+            _write(result, store, survey.members(plan, skipped), shown, skills, out,
+                   process_weight, normalize, survey.seen)
         result.usage = client.ledger.summary()
         return result
     finally:
@@ -186,15 +191,61 @@ class _Survey:
                 said[key] = text
         return cls(stream.result.tasks, stream.result.errors, seen, said)
 
-    def members(self, chosen: dict[str, str], skipped: dict[str, str], bank: SkillBank,
-                ) -> dict[str, list[tuple[str, Skill, float | None]]]:
-        """Each reward group's (trial id, skill, outcome), in the order the trials came."""
-        groups: dict[str, list[tuple[str, Skill, float | None]]] = {}
+    def members(self, plan: _Plan, skipped: dict[str, str]) -> dict[str, list[Member]]:
+        """Each reward group's trials, in the order they came."""
+        groups: dict[str, list[Member]] = {}
         for trial_id, seen in self.seen.items():
-            if trial_id not in skipped and (skill := bank.get(chosen[trial_id])):
+            if trial_id not in skipped:
+                skill, checklist = plan.parts(trial_id, seen.task_id)
                 groups.setdefault(seen.task_id or trial_id, []).append(
-                    (trial_id, skill, seen.outcome))
+                    (trial_id, criteria_of(skill, checklist, plan.rubric), rubric_key(
+                        plan.rubric, skill_hash(skill) if skill else None,
+                        checklist.hash if checklist else None), seen.outcome))
         return groups
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What each trial is verified against: its skill, its task's checklist, or both."""
+
+    bank: SkillBank
+    checklists: dict[str, Checklist]
+    chosen: dict[str, str]
+    rubric: Rubric
+
+    def checklist(self, task_id: str | None) -> Checklist | None:
+        return self.checklists.get(task_id or "") if self.rubric != "skill" else None
+
+    def skip(self, trial_id: str, seen: Seen, instructions: dict[str, str]) -> str | None:
+        """Why a trial cannot be verified (None when it can)."""
+        return skip_reason(trial_id, seen, self.chosen.get(trial_id), self.bank, instructions,
+                           self.checklist(seen.task_id), self.rubric)
+
+    def parts(self, trial_id: str, task_id: str | None) -> tuple[Skill | None,
+                                                                 Checklist | None]:
+        skill = self.bank.get(self.chosen.get(trial_id, "")) if self.rubric != "checklist" \
+            else None
+        return skill, self.checklist(task_id)
+
+    def assignment(self, trial: Trial, instruction: str,
+                   owned: str | None = None) -> Assignment:
+        return Assignment(trial, *self.parts(trial.id, trial.task_id), instruction, owned,
+                          rubric=self.rubric)
+
+
+def frozen_checklists(choice: RubricChoice, tasks: Sequence[Task], rules: Rules,
+                      ) -> dict[str, Checklist]:
+    """The frozen checklists of ``choice.checklists`` by task id, and for a task of ``tasks``
+    without one, the checklist derived from its verifier (no model) when it passes the
+    gates; none under a skill's rubric."""
+    if choice.rubric == "skill":
+        return {}
+    found = load_checklists(choice.checklists) if choice.checklists is not None else {}
+    for task in tasks:
+        if task.id not in found and isinstance(made := derive_checklist(task, rules),
+                                               Checklist):
+            found[task.id] = made
+    return found
 
 
 def _nothing_to_verify(errors: list[ReadError], choices: dict[str, str],
@@ -205,27 +256,26 @@ def _nothing_to_verify(errors: list[ReadError], choices: dict[str, str],
         if rubric else "" if skipped else ": no trials were read"), errors, choices, skipped)
 
 
-async def _assignments(paths: list[Path], survey: _Survey, chosen: dict[str, str],
-                       bank: SkillBank, instructions: dict[str, str], owned: dict[str, str],
+async def _assignments(paths: list[Path], survey: _Survey, plan: _Plan,
+                       instructions: dict[str, str], owned: dict[str, str],
                        shown: dict[str, Shown]) -> AsyncIterator[Assignment]:
-    """The second read: each trial to verify, with its skill, as the stream reads it (a
-    trial the first read did not see, or could not verify, is left out)."""
+    """The second read: each trial to verify, with its skill and checklist, as the stream
+    reads it (a trial the first read did not see, or could not verify, is left out)."""
     async for trial in TrialStream(paths):
         seen = survey.seen.get(trial.id)
-        if seen is None or trial.id not in chosen or \
-                skip_reason(trial.id, seen, chosen[trial.id], bank, instructions) is not None:
+        if seen is None or plan.skip(trial.id, seen, instructions) is not None:
             continue
-        skill = bank.get(chosen[trial.id])
-        assert skill is not None
+        item = plan.assignment(trial, task_text(trial, instructions),
+                               owned.get(trial.task_id or ""))
         if trial.id in shown:
-            shown[trial.id] = Shown.of(trial, skill)
-        yield Assignment(trial, skill, task_text(trial, instructions),
-                         owned.get(trial.task_id or ""))
+            shown[trial.id] = Shown.of(trial, item.criteria, item.label)
+        yield item
 
 
 def _write(result: RewardResult, store: RunStore,
-           members: dict[str, list[tuple[str, Skill, float | None]]], shown: dict[str, Shown],
-           bank: SkillBank, out: Path, process_weight: float, normalize: bool) -> None:
+           members: dict[str, list[Member]], shown: dict[str, Shown],
+           bank: SkillBank, out: Path, process_weight: float, normalize: bool,
+           seen: dict[str, Seen]) -> None:
     """The turn rows, written one group at a time (JSON Lines, Parquet) and the page."""
     table = result.table = RewardTable()
     rewarded: set[str] = set()
@@ -235,6 +285,7 @@ def _write(result: RewardResult, store: RunStore,
                                normalize=normalize):
             result.rows += 1
             rewarded.add(str(row["trial_id"]))
+            row["check_fraction"] = seen[str(row["trial_id"])].check_fraction
             if (item := shown.get(str(row["trial_id"]))) is not None:
                 item.rows.append(row)
             yield row
@@ -261,9 +312,9 @@ def _lines(path: Path) -> Iterator[dict[str, Any]]:
 
 async def _choose(bank: SkillBank, survey: _Survey, instructions: dict[str, str],
                   skill: str | None, embed: str, *, cache: Path | None, base_url: str | None,
-                  ) -> tuple[dict[str, str], dict[str, str]]:
+                  floor: float = 0.0) -> tuple[dict[str, str], dict[str, str]]:
     """(task -> skill retrieved, trial -> skill): ``skill`` for every trial, else top-1
-    retrieval for its task."""
+    retrieval for its task when it scores at least ``floor``."""
     if skill is not None:
         return {}, dict.fromkeys(survey.seen, skill)
     by_task: dict[str, Task] = {}
@@ -275,7 +326,8 @@ async def _choose(bank: SkillBank, survey: _Survey, instructions: dict[str, str]
     embedder = make_embedder(embed, base_url=base_url, cache=None if cache is None or embed in
                              ("lexical", "bm25") else ResponseCache(cache))
     results = await retrieve(bank, list(by_task.values()), embedder)
-    best = {r.task_id: r.best.skill_id for r in results if r.best is not None}
+    best = {r.task_id: r.best.skill_id for r in results
+            if r.best is not None and r.best.score >= floor}
     return dict(sorted(best.items())), {
         trial_id: best[seen.task_id or trial_id] for trial_id, seen in survey.seen.items()
         if (seen.task_id or trial_id) in best}

@@ -22,6 +22,7 @@ from agentcredit.evidence.view import (
 )
 from agentcredit.judging.prompts import SYSTEM as JUDGE_SYSTEM
 from agentcredit.llm.types import ImagePart, Message, TextPart
+from agentcredit.rewards.checklist import ITEM_EVIDENCE, ITEM_FAILURE
 from agentcredit.safe_io import confined_to, read_bytes
 from agentcredit.schema import EvidenceState, RubricCriterion, Step
 from agentcredit.text import shorten
@@ -100,9 +101,13 @@ class FineGroupAnswer(BaseModel):
 
 
 def _criteria_block(rubric: Sequence[RubricCriterion]) -> str:
+    """The criteria; a checklist item's shared evidence rule is said once, not per item."""
+    items = any(c.evidence == ITEM_EVIDENCE for c in rubric)
     return "<rubric>\n" + "\n".join(
-        f"{c.id}: {c.statement}\n  met when: {c.evidence}\n  not met when: {c.failure}"
-        for c in rubric) + "\n</rubric>"
+        f"{c.id}: {c.statement}" + ("" if c.evidence == ITEM_EVIDENCE else
+                                    f"\n  met when: {c.evidence}\n  not met when: {c.failure}")
+        for c in rubric) + (f"\n(task checklist items: met when {ITEM_EVIDENCE}; not met when "
+                           f"{ITEM_FAILURE})" if items else "") + "\n</rubric>"
 
 
 def coarse_messages(instruction: str, view: EvidenceView, turn_steps: Sequence[int],

@@ -14,7 +14,7 @@ import jinja2
 from agentcredit.evidence.view import action_text, output_text
 from agentcredit.redact import redact_text
 from agentcredit.rewards.table import RewardTable
-from agentcredit.schema import Skill, SkillBank, Trial, TrialVerdict
+from agentcredit.schema import RubricCriterion, SkillBank, Trial, TrialVerdict
 from agentcredit.text import shorten
 
 MAX_TRIALS = 100
@@ -36,14 +36,16 @@ class Shown:
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     steps: list[tuple[str, str]] = field(default_factory=list)
-    skill: Skill | None = None
+    criteria: tuple[RubricCriterion, ...] = ()
+    label: str = "-"
+    """What the criteria came from (the skill and version, and/or the task's checklist)."""
     verdict: TrialVerdict | None = None
 
     @classmethod
-    def of(cls, trial: Trial, skill: Skill) -> Shown:
+    def of(cls, trial: Trial, criteria: tuple[RubricCriterion, ...], label: str) -> Shown:
         return cls(steps=[(redact_text(shorten(action_text(s), 1_200)),
                            redact_text(shorten(output_text(s), 2_000))) for s in trial.steps],
-                   skill=skill)
+                   criteria=criteria, label=label)
 
 
 def write_turn_report(path: Path, table: RewardTable, rows: int, shown: dict[str, Shown],
@@ -51,7 +53,7 @@ def write_turn_report(path: Path, table: RewardTable, rows: int, shown: dict[str
     """Write the page of the ``shown`` trials (at most :data:`MAX_TRIALS`, those with
     rows and a verdict); ``rows`` counts every turn row written; returns its path."""
     trials = [_trial(trial_id, item) for trial_id, item in shown.items()
-              if item.rows and item.verdict is not None and item.skill is not None]
+              if item.rows and item.verdict is not None and item.criteria]
     first = next((item.verdict for item in shown.values() if item.verdict), None)
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(resources.files("agentcredit.rewards")
@@ -67,9 +69,9 @@ def write_turn_report(path: Path, table: RewardTable, rows: int, shown: dict[str
 
 def _trial(trial_id: str, item: Shown) -> dict[str, Any]:
     anchor = _SAFE.sub("_", trial_id)
-    skill, verdict, turn_rows = item.skill, item.verdict, item.rows
-    assert skill is not None and verdict is not None
-    statements = {c.id: c.statement for c in skill.rubric or ()}
+    verdict, turn_rows = item.verdict, item.rows
+    assert verdict is not None
+    statements = {c.id: c.statement for c in item.criteria}
     by_id = {c.criterion_id: c for c in verdict.criteria}
     turns = []
     for row in turn_rows:
@@ -90,7 +92,7 @@ def _trial(trial_id: str, item: Shown) -> dict[str, Any]:
             "summary": verdict.summaries[t] if t < len(verdict.summaries) else "",
             "states": states, "action": action, "output": output})
     return {"id": trial_id, "anchor": anchor, "task": verdict.task_id or "-",
-            "skill": f"{skill.id} v{skill.version}", "kept": turn_rows[0]["kept"],
+            "skill": item.label, "kept": turn_rows[0]["kept"],
             "outcome": "-" if turn_rows[0]["outcome"] is None else turn_rows[0]["outcome"],
             "turns": turns,
             "criteria": [{"id": c.criterion_id, "statement": statements.get(c.criterion_id, ""),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
 from agentcredit.llm.types import ModelFailure, ModelResponse
+from agentcredit.rewards.checklist import Rubric, criteria_of
 from agentcredit.rewards.prompts import VERIFIER_PROMPT_VERSION
 from agentcredit.rewards.table import (
     RewardTable,
@@ -23,8 +24,17 @@ from agentcredit.rewards.table import (
     reward_table,
 )
 from agentcredit.rewards.verifier import verify_trial
-from agentcredit.schema import EvidenceRules, Skill, SkillBank, Trial, TrialVerdict
+from agentcredit.schema import (
+    Checklist,
+    EvidenceRules,
+    RubricCriterion,
+    Skill,
+    SkillBank,
+    Trial,
+    TrialVerdict,
+)
 from agentcredit.schema.outcomes import Deferred, Failed
+from agentcredit.schema.turns import rubric_key
 from agentcredit.skills.bank import skill_hash
 from agentcredit.store.run_store import RunStore
 
@@ -36,9 +46,30 @@ class Assignment:
     """
 
     trial: Trial
-    skill: Skill
+    skill: Skill | None
+    checklist: Checklist | None
     instruction: str
     owned: str | None = None
+    rubric: Rubric = "skill"
+
+    @property
+    def criteria(self) -> tuple[RubricCriterion, ...]:
+        return criteria_of(self.skill, self.checklist, self.rubric)
+
+    @property
+    def label(self) -> str:
+        """The skill and version and/or the checklist's hash, as the page names them."""
+        parts = [f"{self.skill.id} v{self.skill.version}"] if self.skill is not None and \
+            self.rubric != "checklist" else []
+        if self.checklist is not None and self.rubric != "skill":
+            parts.append(f"checklist {self.checklist.hash[:12]}")
+        return " + ".join(parts) or "-"
+
+    @property
+    def key(self) -> str:
+        """:attr:`TrialVerdict.key` of the verdict this assignment makes."""
+        return rubric_key(self.rubric, skill_hash(self.skill) if self.skill else None,
+                          self.checklist.hash if self.checklist else None)
 
 
 @dataclass(frozen=True)
@@ -50,11 +81,15 @@ class Seen:
     has_steps: bool
     has_text: bool
     """Its own log shows the instruction (a user message before the agent's first step)."""
+    check_fraction: float | None = None
+    """The share of the verifier's checks it passed (None: no per-check results)."""
 
     @classmethod
     def of(cls, trial: Trial) -> Seen:
+        checks = list(trial.checks.values())
         return cls(trial.task_id, outcome_value(trial), bool(trial.steps),
-                   bool(first_user_message(trial)))
+                   bool(first_user_message(trial)),
+                   checks.count("passed") / len(checks) if checks else None)
 
 
 @dataclass
@@ -80,7 +115,8 @@ async def verify_all(store: RunStore, assignments: AsyncIterable[Assignment], mo
     semaphore = asyncio.Semaphore(max(1, concurrency))
 
     async def one(item: Assignment) -> None:
-        if marks.get(item.trial.id) == _mark(item.skill, model.model_id, seed):
+        if marks.get(item.trial.id) == (item.key, model.model_id, VERIFIER_PROMPT_VERSION,
+                                        seed):
             summary.resumed.append(item.trial.id)
         else:
             async with semaphore:
@@ -111,7 +147,8 @@ async def _verify(store: RunStore, item: Assignment, model: Model, summary: Veri
     asked: list[ModelResponse | ModelFailure] = []
     result = await verify_trial(item.trial, item.skill, model, item.instruction,
                                 budget_tokens=budget_tokens, seed=seed, record=asked,
-                                owned=item.owned, rule=rule)
+                                owned=item.owned, rule=rule, checklist=item.checklist,
+                                rubric=item.rubric)
     failed = [c for c in result.criteria if c.status == "failed"] \
         if isinstance(result, TrialVerdict) else []
     if isinstance(result, TrialVerdict) and failed and len(failed) == len(result.criteria):
@@ -134,35 +171,33 @@ async def _verify(store: RunStore, item: Assignment, model: Model, summary: Veri
         store.add_error(item.trial.id, "turn-verifier", result.reason)
 
 
-def _mark(skill: Skill, model: str, seed: int) -> tuple[str, str, str, int]:
-    """What a stored verdict must have been made with to be kept (resume)."""
-    return (skill_hash(skill), model, VERIFIER_PROMPT_VERSION, seed)
-
-
 GROUP_CHUNK = 256
 """Trials of a group whose verdicts are held at once; a larger group is read in chunks."""
 
 
-def reward_rows(store: RunStore, members: dict[str, list[tuple[str, Skill, float | None]]],
+Member = tuple[str, tuple[RubricCriterion, ...], str, float | None]
+"""A trial of a reward group: its id, criteria, rubric key and outcome."""
+
+
+def reward_rows(store: RunStore, members: dict[str, list[Member]],
                 table: RewardTable, *, process_weight: float = 1.0, normalize: bool = False,
                 ) -> Iterator[dict[str, object]]:
     """Per-turn rows of every verified trial, one group at a time: ``members`` gives each
-    group's (trial id, skill, outcome) in order. A group's verdicts are read from the store
+    group's trials in order. A group's verdicts are read from the store
     (a chunk of :data:`GROUP_CHUNK` at a time when it is larger), its advantages computed
     and its rows handed out before the next group is read. What the group rules did
     (suppressed, dropped groups) is added to ``table``."""
     for group, trials in members.items():
 
-        def chunks(trials: list[tuple[str, Skill, float | None]] = trials,
-                   group: str = group) -> Iterator[list[Scored]]:
+        def chunks(trials: list[Member] = trials, group: str = group,
+                   ) -> Iterator[list[Scored]]:
             for start in range(0, len(trials), GROUP_CHUNK):
                 part = trials[start:start + GROUP_CHUNK]
-                verdicts = store.turn_verdicts([trial_id for trial_id, _, _ in part])
-                yield [Scored(verdict=verdict, rubric=skill.rubric or (), outcome=outcome,
-                              group=group)
-                       for trial_id, skill, outcome in part
+                verdicts = store.turn_verdicts([trial_id for trial_id, _, _, _ in part])
+                yield [Scored(verdict=verdict, rubric=criteria, outcome=outcome, group=group)
+                       for trial_id, criteria, key, outcome in part
                        if (verdict := verdicts.get(trial_id)) is not None
-                       and verdict.skill_hash == skill_hash(skill)]
+                       and verdict.key == key]
 
         if len(trials) > GROUP_CHUNK:
             yield from group_rows(chunks, group, table, process_weight=process_weight,
@@ -176,15 +211,21 @@ def reward_rows(store: RunStore, members: dict[str, list[tuple[str, Skill, float
 
 
 def skip_reason(trial_id: str, seen: Seen, skill_id: str | None, bank: SkillBank,
-                instructions: dict[str, str]) -> str | None:
+                instructions: dict[str, str], checklist: Checklist | None = None,
+                rubric: Rubric = "skill") -> str | None:
     """Why a trial cannot be verified (None when it can)."""
+    if rubric != "skill" and checklist is None:
+        return (f"no_checklist: no frozen checklist for task {seen.task_id!r} (give "
+                "--checklists DIR, or --tasks with its verifier to derive one)")
+    if rubric == "checklist":
+        return None if seen.has_steps else "no trajectory steps"
     skill = bank.get(skill_id) if skill_id else None
     if skill is None and not (instructions.get(seen.task_id or "") or seen.has_text):
         return ("its task is unknown: no --tasks gives it, and its log shows no instruction "
                 "(no user message before the agent's first step)")
     if skill is None:
         return f"no skill {skill_id!r} in the bank" if skill_id else \
-            "retrieval found no skill for its task"
+            "no_skill: retrieval found no skill above the floor for its task"
     if skill.rubric is None:
         return (f"skill {skill.id} has no rubric (imported without --model, or its rubric "
                 "failed the gates)")

@@ -22,7 +22,9 @@ from agentcredit.rewards.advantages import (
     compute_advantages,
     row_terms,
 )
+from agentcredit.rewards.checklist import ITEM_EVIDENCE
 from agentcredit.schema import RubricCriterion, Trial, TrialVerdict, rigging_text
+from agentcredit.scoring.fusion import ENDPOINT_ID
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,9 @@ def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
     verdict = item.verdict
     by_id = {v.criterion_id: v for v in verdict.criteria}
     defined = rubric_satisfaction(verdict, item.rubric) is not None  # else S is undefined
+    task = [c for c in item.rubric if c.evidence == ITEM_EVIDENCE or c.id == ENDPOINT_ID]
+    parts = {name: rubric_satisfaction(verdict, part) for name, part in (
+        ("checklist", task), ("skill", [c for c in item.rubric if c not in task])) if part}
     out = []
     for t, step in enumerate(verdict.turn_steps):
         states = {c.id: (by_id[c.id].states[t].state if by_id[c.id].status == "applicable"
@@ -160,7 +165,9 @@ def _rows(i: int, item: Scored, result: Advantages) -> list[dict[str, Any]]:
                   for c in item.rubric}
         out.append({
             "trial_id": verdict.trial_id, "task_id": verdict.task_id, "group": item.group,
-            "skill_id": verdict.skill_id, "skill_hash": verdict.skill_hash, "turn": t + 1,
+            "skill_id": verdict.skill_id or None, "skill_hash": verdict.skill_hash or None,
+            "checklist_hash": verdict.checklist_hash, "rubric": verdict.rubric,
+            "rubric_satisfaction": parts, "turn": t + 1,
             "step": step, "states": states, "progress": float(result.progress[i, t]),
             "satisfaction": float(result.satisfaction_turn[i, t]) if defined else None,
             "process_advantage": float(result.process[i, t]),

@@ -11,6 +11,12 @@ the raw outputs of a call share a budget of :data:`FINE_SHARE` of the coarse vie
 fine calls cost a fraction of the coarse one. Each criterion's answer is then rebuilt under
 the causal rule (:mod:`agentcredit.rewards.causal`).
 
+With the task's checklist (``rubric`` checklist or both, :mod:`agentcredit.rewards.checklist`)
+its items join the skill's criteria in the same two stages: the coarse call selects the
+skill's criteria only (an item always applies and may move at any turn), and the fine
+call's raw budget gives up what the items' lines add, so a trial still costs one coarse and
+(when candidates overlap) one fine call.
+
 A criterion whose evidence needs an image is ``unverifiable`` when the trajectory holds no
 image (decided before any call); a criterion with no candidate turn stays ``missing``
 throughout without a fine call; an answer without the criterion makes it ``failed``
@@ -29,6 +35,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from agentcredit.errors import ConfigError
 from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import evidence_steps, render_evidence
@@ -38,6 +45,7 @@ from agentcredit.llm.types import GenerationConfig, Message, ModelFailure, Model
 from agentcredit.llm.window import fit_to_window
 from agentcredit.redact import task_owned_values
 from agentcredit.rewards.causal import enforce
+from agentcredit.rewards.checklist import ENDPOINT, ITEM_EVIDENCE, Rubric, criteria_of, ground
 from agentcredit.rewards.prompts import (
     VERIFIER_PROMPT_VERSION,
     CoarseAnswer,
@@ -46,6 +54,7 @@ from agentcredit.rewards.prompts import (
     fine_messages,
 )
 from agentcredit.schema import (
+    Checklist,
     CriterionStatus,
     CriterionVerdict,
     EvidenceRules,
@@ -56,6 +65,7 @@ from agentcredit.schema import (
 )
 from agentcredit.schema import Trial as TrialRecord
 from agentcredit.schema.outcomes import Deferred, Failed
+from agentcredit.scoring.fusion import ENDPOINT_ID
 from agentcredit.skills.bank import skill_hash
 from agentcredit.skills.importing import require_rubric
 
@@ -94,14 +104,17 @@ def has_images(trial: TrialRecord) -> bool:
                for step in trial.steps)
 
 
-async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instruction: str, *,
-                       budget_tokens: int = 24_000, seed: int = 0,
+async def verify_trial(trial: TrialRecord, skill: Skill | None, model: Model,
+                       instruction: str, *, budget_tokens: int = 24_000, seed: int = 0,
                        record: list[ModelResponse | ModelFailure] | None = None,
                        owned: str | None = None, rule: EvidenceRules | None = None,
+                       checklist: Checklist | None = None, rubric: Rubric = "skill",
                        ) -> TrialVerdict | Deferred | Failed:
-    """The turn verdicts of one trial under ``skill``'s rubric; every raw answer (or failure)
-    of its calls is appended to ``record`` when one is given. ``rule`` is the rules file's
-    evidence section (default: the shipped rules').
+    """The turn verdicts of one trial under ``skill``'s rubric, the task's frozen
+    ``checklist`` (``rubric="checklist"``) or both in the same calls (``"both"``; see
+    :mod:`agentcredit.rewards.checklist`); every raw answer (or failure) of its calls is
+    appended to ``record`` when one is given. ``rule`` is the rules file's evidence section
+    (default: the shipped rules').
 
     A would-be secret that the task itself plants is kept in the verifier's prompts, as in
     the judge's: one found verbatim in ``owned`` (the task's instruction and verifier files,
@@ -109,21 +122,30 @@ async def verify_trial(trial: TrialRecord, skill: Skill, model: Model, instructi
     """
     with task_owned_values(owned if owned is not None else instruction):
         return await _verify(trial, skill, model, instruction, budget_tokens, seed, record,
-                             rule or DEFAULT_SPECIFICITY)
+                             rule or DEFAULT_SPECIFICITY, checklist, rubric)
 
 
-async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: str,
+async def _verify(trial: TrialRecord, skill: Skill | None, model: Model, instruction: str,
                   budget_tokens: int, seed: int,
                   record: list[ModelResponse | ModelFailure] | None, rule: EvidenceRules,
+                  checklist: Checklist | None, mode: Rubric,
                   ) -> TrialVerdict | Deferred | Failed:
-    rubric = require_rubric(skill).rubric or ()
+    if mode != "checklist" and skill is not None:
+        require_rubric(skill)
+    if (mode != "skill" and checklist is None) or (mode != "checklist" and skill is None):
+        raise ConfigError(f"rubric {mode!r} needs "
+                          f"{'a checklist' if checklist is None else 'a skill'}")
+    rubric = [c for c in criteria_of(skill, checklist, mode) if c.id != ENDPOINT_ID]
     leak = verifier_output_in(trial, None)
     if leak is not None:
         return Failed(f"not verified: step {leak[0]} shows the verifier's own output "
                             f"({leak[1]!r})")
     ask = _Asker(model, record, GenerationConfig(seed=seed))
     turns = agent_turns(trial)
-    coarse = await _coarse(ask, trial, instruction, turns, rubric, budget_tokens)
+    # A checklist item always applies (its task's own requirement: undecided, it abstains)
+    # and may move at any turn, so the coarse call selects the skill's criteria only.
+    own = [c for c in rubric if c.evidence != ITEM_EVIDENCE]
+    coarse = await _coarse(ask, trial, instruction, turns, own, budget_tokens)
     if not isinstance(coarse, tuple):
         return coarse
     answer, view_chars = coarse
@@ -131,19 +153,24 @@ async def _verify(trial: TrialRecord, skill: Skill, model: Model, instruction: s
     plans, flat = _plans(rubric, {c.criterion_id: c for c in answer.criteria}, turns,
                          has_images(trial))
     fine = _Fine(ask, trial, instruction, {c.id: c for c in rubric}, plans, summaries,
-                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE)), rule)
+                 max(FINE_FLOOR_CHARS, int(view_chars * FINE_SHARE) - sum(
+                     len(c.statement) + 8 for c in rubric if c not in own)), rule)
     answered = await asyncio.gather(*(fine.group(ids) for ids in overlapping(plans)))
     for verdicts in answered:
         if not isinstance(verdicts, dict):
             return verdicts  # deferred, or a failed call: no verdict, asked again next run
         flat.update(verdicts)
+    if checklist is not None and mode != "skill":
+        ground(flat, checklist, trial, turns)
     return TrialVerdict(
-        trial_id=trial.id, task_id=trial.task_id, skill_id=skill.id,
-        skill_version=skill.version, skill_hash=skill_hash(skill), turn_steps=tuple(turns),
+        trial_id=trial.id, task_id=trial.task_id, skill_id=skill.id if skill else "",
+        skill_version=skill.version if skill else 0,
+        skill_hash=skill_hash(skill) if skill else "", turn_steps=tuple(turns),
         summaries=tuple(summaries.get(s, "") for s in turns),
-        criteria=tuple(flat[c.id] for c in rubric),
+        criteria=tuple(flat[c.id] for c in (*rubric, ENDPOINT) if c.id in flat),
         model=model.model_id, prompt_version=VERIFIER_PROMPT_VERSION, seed=seed,
-        rigging=flow_of(trial).flags)
+        rigging=flow_of(trial).flags, rubric=mode,
+        checklist_hash=checklist.hash if checklist is not None and mode != "skill" else None)
 
 
 class _Asker:

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentcredit.evidence.dataflow import flow_of
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
+from agentcredit.evidence.rigging import trial_rigging
 from agentcredit.formats.boundary import verifier_output_in
 from agentcredit.formats.join import first_user_message
 from agentcredit.judging.fit import fitted_view
@@ -208,11 +208,11 @@ class _Judging:
             if self.model is not None and self.options.holistic:
                 await self._holistic_only(trial)
             return
-        store = self.store
+        store, task = self.store, self.tasks.get(trial.task_id or "")
         if checklist.hash not in self.checklists_added:
             store.add_checklist(checklist)
             self.checklists_added.add(checklist.hash)
-        store.add_trial(trial, checklist.hash, flow_of(trial).flags)
+        store.add_trial(trial, checklist.hash, trial_rigging(trial, task))
         store.resolve_errors(trial.id, "judge", prefix="no checklist for task")
         fresh = trial.id not in self.done_verifier
         if fresh:
@@ -220,7 +220,6 @@ class _Judging:
                                                                             trial.checks),
                                    checklist_hash=checklist.hash, model=VERIFIER_JUDGE,
                                    prompt_version="none", seed=None)
-        task = self.tasks.get(trial.task_id or "")
         leak = verifier_output_in(trial, task)
         if leak is not None and self.model is not None:
             # Never judged from a log that shows the official test run: the judge-only and
@@ -244,8 +243,8 @@ class _Judging:
         """The holistic baseline of a trial whose task has no checklist: it needs none, so
         ``--holistic`` still scores it (its partial credit stays undefined)."""
         assert self.model is not None
-        self.store.add_trial(trial, None, flow_of(trial).flags)
         task = self.tasks.get(trial.task_id or "")
+        self.store.add_trial(trial, None, trial_rigging(trial, task))
         if trial.id in self.have_holistic or verifier_output_in(trial, task) is not None:
             return
         instruction = instruction_for(trial, task)

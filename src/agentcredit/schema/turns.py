@@ -57,3 +57,22 @@ class TrialVerdict(Record):
     seed: int
     rigging: tuple[RiggingFlag, ...] = Field(default=(), description=(
         "Actions in the trajectory that rig the measurement (never raise a reward)."))
+    rubric: str = Field(default="skill", description="What was verified: the skill's "
+                        "criteria, the task's checklist items, or both.")
+    checklist_hash: str | None = Field(default=None, description=(
+        "sha256 of the task's frozen checklist whose items were verified (None: none)."))
+
+    @property
+    def key(self) -> str:
+        """What the verdict was verified against (a rerun under another one asks again)."""
+        return rubric_key(self.rubric, self.skill_hash, self.checklist_hash)
+
+
+def rubric_key(rubric: str, skill_hash: str | None, checklist_hash: str | None) -> str:
+    """The skill hash under a skill's rubric, else the rubric with both hashes.
+
+    >>> rubric_key("skill", "ab", None), rubric_key("both", "ab", "cd")
+    ('ab', 'both:ab:cd')
+    """
+    return skill_hash or "" if rubric == "skill" else \
+        f"{rubric}:{skill_hash or ''}:{checklist_hash or ''}"

@@ -11,13 +11,16 @@ Endpoints:
   satisfaction of the response); ``scores`` clips it to [0, 1]. A sample that cannot be
   scored gets null (OpenRLHF's float list cannot carry it: start the service with
   ``--unscored fallback:<value>`` to send that value instead), and ``extra_logs.unscored``
-  says why (``{"code", "reason"}``).
+  says why (``{"code", "reason"}``). A label may name its task, as a JSON object
+  ``{"task_id": ..., "ground_truth": ...}`` (the service's ``--rubric checklist|both``
+  verifies that task's frozen checklist; ``extra_logs.checklist_hash`` names it).
 - ``POST /turn_rewards`` — ``{"trajectories": [{"prompt", "completion", "skill_id"?,
-  "ground_truth"?, "outcome"?, "group"?}]}`` (completions as text or chat messages with
-  tool calls; ``outcome``: the environment's own, instead of checking an answer) →
-  ``{"trajectories": [{"reward", "outcome", "satisfaction", "turn_steps", "advantages",
-  "detail"}]}``: per-turn advantages (:func:`agentcredit.rewards.hooks.turn_advantages`)
-  with GRPO groups taken from ``group`` (default: the prompt).
+  "task_id"?, "ground_truth"?, "outcome"?, "group"?}]}`` (completions as text or chat
+  messages with tool calls; ``outcome``: the environment's own, instead of checking an
+  answer) → ``{"trajectories": [{"reward", "outcome", "satisfaction", "skill_hash",
+  "checklist_hash", "turn_steps", "advantages", "detail"}]}``: per-turn advantages
+  (:func:`agentcredit.rewards.hooks.turn_advantages`) with GRPO groups taken from
+  ``group`` (default: the prompt).
 
 - ``GET /openapi.json`` — the OpenAPI document of all of it
   (:mod:`agentcredit.serve.models`).
@@ -28,12 +31,14 @@ A request that cannot be served gets a 4xx answer with a one-line ``error`` nami
 reward per sample: a sample that cannot be scored gets a null reward (in ``/get_reward``, the
 configured fallback if one is set) and its reason, never a 0 it did not earn and never a
 5xx. The skill of a sample is ``skill_id`` when given, else the server's ``--skill``, else
-top-1 retrieval on the prompt.
+top-1 retrieval on the prompt when it scores at least the retrieval floor (else
+``no_skill``); its checklist is its task's (else ``no_checklist``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import math
 from collections.abc import AsyncIterator
@@ -63,17 +68,20 @@ from agentcredit.serve.models import (
     validation_message,
 )
 from agentcredit.skills.embed import make_embedder
-from agentcredit.skills.ranking import retrieve
+from agentcredit.skills.ranking import floor_of, retrieve
 
 log = logging.getLogger("agentcredit.serve")
 
 
 def make_app(reward: SkillRubricReward, *, skill: str | None = None,
              max_body_bytes: int = MAX_BODY_BYTES, max_depth: int = MAX_DEPTH,
-             unscored: UnscoredPolicy | None = None) -> Starlette:
-    """The ASGI app around one shared reward (bank, verifier client, cache, limits);
-    ``unscored``: what ``/get_reward`` sends for a sample it could not score (null)."""
+             unscored: UnscoredPolicy | None = None, floor: float | None = None) -> Starlette:
+    """The ASGI app around one shared reward (bank, checklists, verifier client, cache,
+    limits); ``unscored``: what ``/get_reward`` sends for a sample it could not score (null);
+    ``floor``: the retrieval score below which a prompt has no skill (default: the
+    lexical ranker's measured floor)."""
     service = _Service(reward, skill, max_body_bytes, max_depth)
+    service.floor = floor_of("lexical", floor, len(reward.bank.skills) if reward.bank else 0)
     service.unscored = unscored or UnscoredPolicy()
 
     @contextlib.asynccontextmanager
@@ -96,6 +104,7 @@ class _Service:
         self.reward, self.skill = reward, skill
         self.max_body_bytes, self.max_depth = max_body_bytes, max_depth
         self.unscored = UnscoredPolicy()
+        self.floor = 0.0
         self.embedder = make_embedder("lexical")
 
     async def health(self, request: Request) -> JSONResponse:
@@ -121,13 +130,13 @@ class _Service:
         assert isinstance(body, GetRewardRequest)
         queries = body.query
         prompts = body.prompts or [""] * len(queries)
-        labels = body.labels or [None] * len(queries)
+        labels, tasks = zip(*(_label(x) for x in body.labels or [None] * len(queries)),
+                            strict=True)
         responses = [q[len(p):] if p and q.startswith(p) else q
                      for q, p in zip(queries, prompts, strict=True)]
         skills = await self._skills(prompts, [None] * len(queries))
         scored = await self.reward.score_details(
-            prompts, responses, ground_truth=[None if x is None else str(x) for x in labels],
-            skill_id=skills)
+            prompts, responses, ground_truth=list(labels), skill_id=skills, task_id=list(tasks))
         rewards = [_finite(v) for v, _ in scored]
         satisfied = [s for _, d in scored if (s := _finite(d.get("satisfaction"))) is not None]
         sent = [self.unscored.apply(r) for r in rewards]
@@ -137,6 +146,7 @@ class _Service:
             "extra_logs": {"satisfaction_mean": sum(satisfied) / len(satisfied)
                            if satisfied else None, "verified": len(satisfied),
                            "skills": skills, "unscored_policy": str(self.unscored),
+                           "checklist_hash": [d.get("checklist_hash") for _, d in scored],
                            "unscored": [_why(d) if s is None else None
                                         for (_, d), s in zip(scored, rewards, strict=True)],
                            "rigging": [d.get("rigging") or None for _, d in scored]}}))
@@ -179,20 +189,20 @@ class _Service:
         scored = await self.reward.score_details(
             [i.get("prompt", "") for i in items], [i["completion"] for i in items],
             ground_truth=[_truth(i.get("ground_truth")) for i in items], skill_id=skills,
-            outcome=[i.get("outcome") for i in items])
+            task_id=[i.get("task_id") for i in items], outcome=[i.get("outcome") for i in items])
         out: list[dict[str, Any]] = []
         verdicts: list[tuple[int, TrialVerdict, Any]] = []
         for n, (value, detail) in enumerate(scored):
             out.append({"reward": _finite(value), "outcome": _finite(detail.get("outcome")),
                         "satisfaction": _finite(detail.get("satisfaction")),
-                        "skill_id": skills[n], "turn_steps": [], "advantages": [],
+                        "skill_id": skills[n], "skill_hash": detail.get("skill_hash"),
+                        "checklist_hash": detail.get("checklist_hash"),
+                        "turn_steps": [], "advantages": [],
                         "detail": {k: v for k, v in detail.items()
                                    if isinstance(v, str) or _finite(v) is not None}})
             verdict = detail.get("verdict")
-            bank = self.reward.bank
-            skill = bank.get(skills[n] or "") if bank else None
-            if isinstance(verdict, TrialVerdict) and skill is not None:
-                verdicts.append((n, verdict, skill.rubric))
+            if isinstance(verdict, TrialVerdict) and detail.get("criteria"):
+                verdicts.append((n, verdict, detail["criteria"]))
         self._advantages(items, prompts, [d for _, d in scored], verdicts, out)
         return out
 
@@ -212,18 +222,19 @@ class _Service:
             out[n]["advantages"] = [x if math.isfinite(x) else 0.0 for x in map(float, values)]
 
     async def _skills(self, prompts: list[str], given: list[Any]) -> list[str | None]:
-        """Each sample's skill: its own, the server's, else top-1 retrieval on the prompt."""
+        """Each sample's skill: its own, the server's, else top-1 retrieval on the prompt
+        (none below the floor)."""
         chosen: list[str | None] = [str(g) if g else self.skill for g in given]
         bank = self.reward.bank
         missing = [n for n, s in enumerate(chosen) if s is None and prompts[n].strip()]
-        if bank is None or not missing:
+        if bank is None or not missing or self.reward.rubric == "checklist":
             return chosen
         from agentcredit.schema import Task
 
         tasks = [Task(id=str(n), instruction=prompts[n], benchmark="-", source_path="-")
                  for n in missing]
         for result in await retrieve(bank, tasks, self.embedder):
-            if result.best is not None:
+            if result.best is not None and result.best.score >= self.floor:
                 chosen[int(result.task_id)] = result.best.skill_id
         return chosen
 
@@ -243,6 +254,23 @@ def _readable(n: int, item: dict[str, Any]) -> None:
 
 def _truth(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _label(value: Any) -> tuple[str | None, str | None]:
+    """(ground truth, task id) of an OpenRLHF label: a JSON object naming ``task_id`` (and
+    ``ground_truth``), else the label itself as the ground truth.
+
+    >>> _label('{"task_id": "t1", "ground_truth": 42}'), _label("42")
+    (('42', 't1'), ('42', None))
+    """
+    if isinstance(value, str) and value.lstrip().startswith("{"):
+        try:
+            named = json.loads(value)
+        except ValueError:
+            named = None
+        if isinstance(named, dict) and "task_id" in named:
+            return _truth(named.get("ground_truth")), _truth(named["task_id"])
+    return _truth(value), None
 
 
 def _redacted(value: Any) -> Any:

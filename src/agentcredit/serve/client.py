@@ -7,7 +7,8 @@ or ``compute_score_batch`` (verl's ``batch`` reward manager). Every worker then 
 service's one verifier, cache, rate limit and model settings (the service's options: its
 ``--timeout``, ``--max-tokens``, ``--concurrency`` ...); ``AGENTCREDIT_REWARD_TIMEOUT``
 (seconds, default 600) bounds one request to the service; ``extra_info["prompt"]`` is the
-prompt text.
+prompt text and ``extra_info["task_id"]`` names the task whose frozen checklist the service
+verifies (``--rubric checklist|both``; sent as the label ``{"task_id", "ground_truth"}``).
 A sample the service could not score carries ``unscored_code`` and ``unscored`` (why) beside
 the fallback the service was started with (``--unscored fallback:<value>``); without one,
 the call raises a ConfigError naming the sample (verl needs a number, never a silent 0).
@@ -15,6 +16,7 @@ the call raises a ConfigError naming the sample (verl needs a number, never a si
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Sequence
@@ -74,9 +76,13 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     """verl's batch reward function, one request for the whole batch."""
     extras = [e or {} for e in (extra_infos or [None] * len(solution_strs))]
     prompts = [str(e.get("prompt") or "") for e in extras]
+    labels = [json.dumps({"task_id": str(e["task_id"]), "ground_truth": truth})
+              if e.get("task_id") else truth for e, truth in zip(extras, ground_truths,
+                                                                  strict=True)]
     answer = get_rewards([p + s for p, s in zip(prompts, solution_strs, strict=True)], prompts,
-                         list(ground_truths))
+                         labels)
     why = answer.get("extra_logs", {}).get("unscored") or [None] * len(solution_strs)
+    hashes = answer.get("extra_logs", {}).get("checklist_hash") or [None] * len(solution_strs)
     out: list[dict[str, Any]] = []
     for n, (reward, source, unscored) in enumerate(zip(answer["rewards"], data_sources, why,
                                                        strict=True)):
@@ -86,6 +92,7 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
                 "and verl needs a number: start the service with --unscored "
                 "fallback:<value> to send that value for such samples")
         out.append({"score": float(reward), "data_source": source,
+                    **({"checklist_hash": hashes[n]} if hashes[n] else {}),
                     **({"unscored_code": unscored["code"], "unscored": unscored["reason"]}
                        if unscored else {})})
     return out

@@ -78,6 +78,7 @@ class Trajectory(_Model):
     completion: Conversation
     prompt: Conversation = ""
     skill_id: str | None = None
+    task_id: str | None = None  # whose frozen checklist is verified (--rubric checklist|both)
     ground_truth: Scalar = None
     outcome: float | None = None
     """The environment's own outcome (e.g. its tests' pass fraction), instead of an answer."""
@@ -109,6 +110,9 @@ class TurnResult(BaseModel):
     outcome: float | None
     satisfaction: float | None
     skill_id: str | None
+    skill_hash: str | None = None
+    checklist_hash: str | None = Field(default=None, description="The frozen checklist "
+                                       "whose items were verified (--rubric checklist|both).")
     turn_steps: list[int]
     advantages: list[float]
     detail: dict[str, Scalar]

@@ -84,6 +84,28 @@ def top_k(similarity: np.ndarray, skill_ids: Sequence[str], k: int) -> list[tupl
     return out
 
 
+RETRIEVAL_FLOOR: dict[str, float] = {"lexical": 35.0}
+"""Per ranker, the top-1 score below which a task has no skill (``no_skill``) rather than
+the nearest unrelated one. Measured on the corpus (``benchmarks/retrieval_floor.py``, one
+bank of its 142 skills): 35 keeps 90% of the tasks whose top-1 is their own skill, and turns
+away 67% of the tasks asked without their own skills and 90% of Terminal-Bench tasks."""
+FLOOR_MIN_SKILLS = 50
+"""BM25 scores follow the bank's statistics: the measured floor holds for banks of this many
+skills or more; a smaller bank has none unless one is given."""
+
+
+def floor_of(embed: str, floor: float | None = None, skills: int = FLOOR_MIN_SKILLS) -> float:
+    """``floor`` when given, else the measured floor of the ranker for a bank of ``skills``
+    skills (0: none).
+
+    >>> floor_of("lexical"), floor_of("lexical", skills=3), floor_of("minilm", 0.2)
+    (35.0, 0.0, 0.2)
+    """
+    if floor is not None:
+        return floor
+    return RETRIEVAL_FLOOR.get(embed, 0.0) if skills >= FLOOR_MIN_SKILLS else 0.0
+
+
 async def retrieve(bank: SkillBank, tasks: Sequence[Task], embedder: Embedder, *,
                    k: int = 1) -> list[Retrieval]:
     """The ``k`` best skills of ``bank`` for each task."""

@@ -334,7 +334,7 @@ class RunStore:
                             failures or [], now)
             db.execute("INSERT OR REPLACE INTO turn_verdicts (trial_id, skill_id, skill_hash, "
                        "body, model, prompt_version, seed, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       (verdict.trial_id, verdict.skill_id, verdict.skill_hash,
+                       (verdict.trial_id, verdict.skill_id, verdict.key,
                         verdict.model_dump_json(), verdict.model, verdict.prompt_version,
                         verdict.seed, now))
             db.execute("INSERT OR REPLACE INTO done (trial_id, source, at) VALUES (?, ?, ?)",
@@ -354,8 +354,9 @@ class RunStore:
         return found
 
     def turn_verdict_marks(self) -> dict[str, tuple[str, str | None, str | None, int | None]]:
-        """trial id -> (skill hash, model, prompt version, seed) of its stored turn verdict:
-        what a rerun compares to decide whether to verify again (no verdict is parsed)."""
+        """trial id -> (rubric key: :attr:`TrialVerdict.key`, model, prompt version, seed) of
+        its stored turn verdict: what a rerun compares to decide whether to verify again (no
+        verdict is parsed)."""
         return {t: (h, m, p, s) for t, h, m, p, s in self.db.execute(
             "SELECT trial_id, skill_hash, model, prompt_version, seed FROM turn_verdicts")}
 
