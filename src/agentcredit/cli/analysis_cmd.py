@@ -178,7 +178,7 @@ def analyze(
     perturb: Annotated[int, typer.Option("--perturb", help="Items to perturb (needs --model).")
                        ] = 0,
     bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap draws.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
     json_out: Annotated[Path | None, typer.Option("--json", help="Write the numbers here.")
                         ] = None,
     model: ModelOpt = None,
@@ -219,8 +219,8 @@ def analyze(
 def report(
     run_dir: Annotated[Path, typer.Argument(help="Run directory.")],
     out: Annotated[Path | None, typer.Option("--out", help="HTML file.")] = None,
-    bootstrap: Annotated[int, typer.Option("--bootstrap")] = 2000,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    bootstrap: Annotated[int, typer.Option("--bootstrap", help="Bootstrap draws.")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the resampling.")] = 0,
 ) -> None:
     """Write a self-contained HTML report (opens with no network)."""
     console = Console()

@@ -103,7 +103,8 @@ def retrieve_cmd(
         "of the relevant skills, or 'lineage' (each skill is relevant to the task folder it "
         "was imported from, as in SkillsBench); prints top-1 and top-3 hit rates.")] = None,
 ) -> None:
-    """Rank a bank's skills for each task (cosine of applicability and instruction)."""
+    """Rank a bank's skills for each task (BM25 for lexical and bm25, else the cosine of
+    the embeddings)."""
     console = Console()
     bank = open_bank(console, bank_dir)
     loaded = load(tasks)
@@ -126,8 +127,10 @@ def retrieve_cmd(
             payload["evaluation"] = rates
         typer.echo(json.dumps(payload, indent=2))
         return
-    table = Table(title=f"top {k} by {name}")
-    for column in ("task", "rank", "skill", "cosine"):
+    label = {"lexical-tfidf-1": "lexical (field-aware BM25)"}.get(
+        name, name if "bm25" in name or "+" in name else f"{name} (cosine)")
+    table = Table(title=f"top {k} by {label}")
+    for column in ("task", "rank", "skill", "score"):
         table.add_column(column)
     for r in results:
         for rank, m in enumerate(r.matches, 1):
@@ -135,7 +138,7 @@ def retrieve_cmd(
                           f"{m.score:.3f}")
     console.print(table)
     if rates is not None:
-        console.print(f"{name}: top-1 hit rate {rates['top1']}, top-3 "
+        console.print(f"{label}: top-1 hit rate {rates['top1']}, top-3 "
                       f"{rates['top3']} over {rates['tasks']} tasks"
                       + (f" ({len(rates['missing'])} expected tasks not asked)"
                          if rates["missing"] else ""))

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import csv
 import json
+import random
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,6 +28,7 @@ from agentcredit.formats import load
 from agentcredit.llm.spec import ModelSpec, client_for, concurrency_of
 from agentcredit.schema import Task
 from agentcredit.schema.outcomes import GateFailure
+from agentcredit.store.run_store import STORE_NAME, RunStore
 
 app = typer.Typer(help="Build, check and show frozen GCPC checklists.", no_args_is_help=True)
 RulesOpt = Annotated[Path | None, typer.Option("--rules", help="Rules YAML (default: shipped).")]
@@ -221,3 +224,24 @@ def _show_units(console: Console, coverage: Path, task_id: str) -> None:
         table.add_row(q(unit["kind"]), q(unit["text"]),
                       answer if answer.endswith("[/red]") else q(answer))
     console.print(table)
+
+
+@app.command("sheet")
+def sheet(run_dir: Annotated[Path, typer.Argument(help="Run directory (holds run.sqlite).")],
+          out: Annotated[Path, typer.Option("--out", help="The CSV to write.")],
+          trials: Annotated[int, typer.Option("--trials", min=1, help="Trials drawn.")] = 20,
+          seed: Annotated[int, typer.Option("--seed", help="Seed of the draw.")] = 0) -> None:
+    """Write a labelling sheet for `analyze --labels`: a seeded sample of the run's trials,
+    one `trial_id,item_id,label` row per checklist item, the label left for a person."""
+    if not (run_dir / STORE_NAME).exists():
+        raise fail(Console(), f"{run_dir}: no run store here")
+    items: dict[str, set[str]] = {}
+    for trial_id, judgment in RunStore(run_dir).iter_judgments():
+        if judgment.item_id != "ENDPOINT":
+            items.setdefault(trial_id, set()).add(judgment.item_id)
+    drawn = sorted(random.Random(seed).sample(sorted(items), k=min(trials, len(items))))
+    rows = [(t, i, "") for t in drawn for i in sorted(  # C2 before C10
+        items[t], key=lambda i: (int("0" + "".join(c for c in i if c.isdigit())), i))]
+    with out.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([("trial_id", "item_id", "label"), *rows])
+    Console().print(f"{len(rows)} items of {len(drawn)} trials to label → {q(out)}")

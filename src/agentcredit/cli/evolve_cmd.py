@@ -31,10 +31,11 @@ def evolve_cmd(
     rounds: Annotated[int, typer.Option("--rounds", min=1, help="Rounds to run.")] = 10,
     h: Annotated[int, typer.Option("--h", min=1, help="Rubric validation every H rounds.")]
     = 10,
-    tasks_per_round: Annotated[int, typer.Option("--tasks-per-round", min=1)] = 8,
+    tasks_per_round: Annotated[int, typer.Option(
+        "--tasks-per-round", min=1, help="Tasks rolled out each round.")] = 8,
     trajectories: Annotated[int, typer.Option(
         "--trajectories", min=2, help="Pool size for the rubric gate.")] = 128,
-    seed: Annotated[int, typer.Option("--seed")] = 0,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of task order and rollouts.")] = 0,
     work_dir: Annotated[Path | None, typer.Option(
         "--work-dir", help="Rollout jobs and staged tasks (default: BANK/evolve/runs).")]
     = None,

@@ -26,10 +26,9 @@ ModelOpt = Annotated[str | None, typer.Option(
 BaseUrlOpt = Annotated[str | None, typer.Option(
     "--base-url", help="OpenAI-compatible or Anthropic endpoint (vLLM, SGLang, Ollama…).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the cache.")]
-ConcurrencyOpt = Annotated[str | None, typer.Option(
-    "--concurrency", help="Concurrent model requests: a number, or auto (learned from the "
-    "server's slots, else backed off on timeouts and overload; the default for a local "
-    "--base-url; 8 otherwise).")]
+CONCURRENCY_HELP = ("Concurrent model requests: a number, or auto (learned from the server's "
+                    "slots, else backed off on timeouts and overload; the default for a local "
+                    "--base-url; {} otherwise).")
 TimeoutOpt = Annotated[float, typer.Option(
     "--timeout", help="Seconds one model request may take before it is given up.")]
 MaxTokensOpt = Annotated[int | None, typer.Option(
@@ -96,7 +95,7 @@ _OPTIONS: dict[str, tuple[Any, Any]] = {  # name -> (annotation, default), in --
     "no_cache": (NoCacheOpt, False),
     "retry_failed": (RetryFailedOpt, False), "no_redact": (NoRedactOpt, False),
     "batch": (BatchOpt, False), "rpm": (RpmOpt, None), "tpm": (TpmOpt, None),
-    "prices": (PricesOpt, None), "concurrency": (ConcurrencyOpt, None),
+    "prices": (PricesOpt, None), "concurrency": (None, None),  # help: per command
     "timeout": (TimeoutOpt, 120.0), "max_tokens": (MaxTokensOpt, None),
     "structured": (StructuredOpt, "auto"), "context_tokens": (ContextTokensOpt, None),
 }
@@ -119,7 +118,9 @@ def model_options(*extra: str, cache: str = SHARED_CACHE, concurrency: int = 8) 
         added = [inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=_OPTIONS[name][1],
             annotation=Annotated[Path | None, typer.Option("--cache", help=cache)]
-            if name == "cache" else _OPTIONS[name][0]) for name in names]
+            if name == "cache" else Annotated[str | None, typer.Option(
+                "--concurrency", help=CONCURRENCY_HELP.format(concurrency))]
+            if name == "concurrency" else _OPTIONS[name][0]) for name in names]
 
         @functools.wraps(command)
         def wrapper(*args: Any, **kwargs: Any) -> Any:

@@ -47,7 +47,7 @@ def serve(
     spec: ModelSpec | None = None,
 ) -> None:
     """Serve SkillRubric rewards over HTTP: OpenRLHF's /get_reward, /turn_rewards, /health.
-    The verifier's requests in flight (--concurrency, default 64) are shared by all workers."""
+    The verifier's requests in flight (--concurrency, default 64) are shared by all requests."""
     console = Console()
     assert spec is not None
     try:

@@ -72,7 +72,7 @@ def evolve(bank_dir: Path | str, tasks: Sequence[Path | str], *,
            ) -> EvolveResult:
     """Co-evolve the guidance and rubric of the bank's skills on ``tasks``.
 
-    The synchronous wrapper of :func:`evolve_async` (same arguments). The tasks are grouped
+    The synchronous wrapper of ``evolve_async`` (same arguments). The tasks are grouped
     by the skill retrieved for each (or all given to ``skill``).
     """
     return asyncio.run(evolve_async(bank_dir, tasks, runner=runner, model=model, **options))

@@ -228,7 +228,7 @@ def load(paths: Iterable[str | Path], *, strict: bool = False,
 
     Args:
         paths: files or folders, in any mix of supported formats.
-        strict: raise :class:`InputError` at the first problem instead of recording it.
+        strict: raise ``InputError`` at the first problem instead of recording it.
         inspect_scorer: the Inspect scorer whose value is a log sample's outcome (default:
             the log's first scorer).
     """

@@ -52,11 +52,12 @@ class EndpointSettings:
         ``AGENTCREDIT_CONTEXT_TOKENS`` and ``AGENTCREDIT_CONCURRENCY`` (a number or
         ``auto``; unset: ``auto`` for a local ``base_url``), as the options of that name.
 
-        >>> os.environ["AGENTCREDIT_TIMEOUT"] = "600"
-        >>> s = EndpointSettings.from_environment("http://127.0.0.1:8080/v1")
-        >>> s.timeout, s.concurrency
-        (600.0, None)
-        >>> del os.environ["AGENTCREDIT_TIMEOUT"]
+        Examples:
+            >>> os.environ["AGENTCREDIT_TIMEOUT"] = "600"
+            >>> s = EndpointSettings.from_environment("http://127.0.0.1:8080/v1")
+            >>> s.timeout, s.concurrency
+            (600.0, None)
+            >>> del os.environ["AGENTCREDIT_TIMEOUT"]
         """
         def number(name: str, kind: type) -> Any:
             text = os.environ.get(f"AGENTCREDIT_{name}", "").strip()

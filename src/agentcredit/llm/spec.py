@@ -26,10 +26,26 @@ class ModelSpec:
     answer tokens, structured-output form, window, concurrency), limits, prices, redaction,
     and whether uncached requests are queued for a batch (``batch``).
 
-    >>> ModelSpec("scripted/x", batch=True, no_cache=True).client()
-    Traceback (most recent call last):
-    ...
-    agentcredit.errors.ConfigError: --batch needs the cache (it queues requests there); ...
+    Attributes:
+        model: ``provider/model``: ``openai/NAME`` (any OpenAI-compatible server with
+            ``base_url``), ``anthropic/NAME``, ``scripted/NAME`` (``register_script``).
+        base_url: The endpoint; None: the provider's (``OPENAI_BASE_URL``...).
+        cache: The response cache file; None: the job's own, else ``default_cache_path()``.
+        no_cache: Neither read nor write the cache. ``retry_failed``: ask again what failed.
+        redact: Remove secrets from what is sent (True).
+        batch: Queue uncached requests for a batch API instead of calling now.
+        rpm: Requests per minute. ``tpm``: tokens per minute. ``prices``: a price table.
+        endpoint: ``EndpointSettings``: timeout, max tokens, structured form, window,
+            concurrency.
+        judges: Models that judge instead of ``model`` alone (a panel).
+        samples: Answers per judge (distinct seeds).
+        notify: Where the client's notices go (None: the ``agentcredit.llm`` logger).
+
+    Examples:
+        >>> ModelSpec("scripted/x", batch=True, no_cache=True).client()
+        Traceback (most recent call last):
+        ...
+        agentcredit.errors.ConfigError: --batch needs the cache (it queues requests there); ...
     """
 
     model: str
@@ -48,7 +64,7 @@ class ModelSpec:
     """Models that judge instead of ``model`` alone (a judge panel; ``model`` still writes
     the checklists); each gets this spec's cache, endpoint settings and limits."""
     samples: int = 1
-    """Answers per judge (distinct seeds; see :mod:`agentcredit.judging.panel`)."""
+    """Answers per judge (distinct seeds; see ``agentcredit.judging.panel``)."""
     notify: Callable[[str], None] | None = field(default=None, compare=False)
     """Where the client's notices go (what it learned of a server, a form stepped down);
     None: the ``agentcredit.llm`` logger. The command line prints them."""

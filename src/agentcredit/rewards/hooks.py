@@ -105,13 +105,15 @@ class SkillRubricReward:
 
     Args:
         answer_column: dataset column with the reference answer (outcome via ``<answer>``).
+        outcome_column: dataset column (or keyword) with the environment's own outcome per
+            completion (a number, e.g. its tests' pass fraction; None: use the answer).
         bank: SkillBank whose skills' rubrics score the process (needs ``verifier``).
         skill_column: dataset column naming each sample's skill id (else top-1 retrieval
             of the prompt text is not attempted and ``default_skill`` is used).
         verifier: model for the turn verifier (and for semantic answer checks when
             ``semantic`` is true).
         rigging_penalty: subtracted from the reward of a completion whose actions rig the
-            measurement (:class:`agentcredit.schema.RiggingFlag`; 0: only reported, in the
+            measurement (``agentcredit.schema.RiggingFlag``; 0: only reported, in the
             detail's ``rigging``). A flag never raises a reward.
         checklists: frozen GCPC checklists by task id (``load_checklists(DIR)``): with
             ``rubric="checklist"`` or ``"both"`` the turn verifier checks the items of the
@@ -121,7 +123,8 @@ class SkillRubricReward:
 
     __name__ = "skillrubric"
 
-    def __init__(self, *, answer_column: str = "ground_truth", bank: SkillBank | None = None,
+    def __init__(self, *, answer_column: str = "ground_truth", outcome_column: str = "outcome",
+                 bank: SkillBank | None = None,
                  skill_column: str = "skill_id", default_skill: str | None = None,
                  verifier: Model | None = None, process_weight: float = 0.5,
                  tolerance: float = 0.05, semantic: bool = False,
@@ -134,6 +137,7 @@ class SkillRubricReward:
             raise ConfigError(f"rigging_penalty must be 0 or more, not {rigging_penalty}")
         self.rigging_penalty = rigging_penalty
         self.answer_column = answer_column
+        self.outcome_column = outcome_column
         self.bank = bank
         self.skill_column = skill_column
         self.default_skill = default_skill
@@ -156,10 +160,11 @@ class SkillRubricReward:
     async def score_details(self, prompts: list[Any], completions: list[Any],
                             **kwargs: Any) -> list[tuple[float | None, dict[str, Any]]]:
         """(reward, detail) per completion; the detail holds the outcome, the satisfaction
-        and, when the process was verified, the :class:`TrialVerdict` (``verdict``)."""
+        and, when the process was verified, the ``TrialVerdict`` (``verdict``)."""
         truths = kwargs.get(self.answer_column) or [None] * len(completions)
         skills = kwargs.get(self.skill_column) or [None] * len(completions)
         tasks = kwargs.get(self.task_column) or [None] * len(completions)
+        given = kwargs.get(self.outcome_column) or [None] * len(completions)
         # Twice as many samples under way as the verifier has requests in flight: the next
         # ones are ready to send, and the rest are not prepared all at once ahead of the
         # answers (512 coarse prompts built up front kept the first answers waiting ~250 ms).
@@ -168,21 +173,21 @@ class SkillRubricReward:
         async def windowed(i: int, p: Any, c: Any, t: Any, s: Any, k: Any,
                            ) -> tuple[float | None, dict[str, Any]]:
             async with started:
-                return await self._contained(i, p, c, t, s, k)
+                return await self._contained(i, p, c, t, s, k, given[i])
 
         return list(await asyncio.gather(*(
             windowed(i, p, c, t, s, k) for i, (p, c, t, s, k) in
             enumerate(zip(prompts, completions, truths, skills, tasks, strict=True)))))
 
     async def _contained(self, index: int, prompt: Any, completion: Any, truth: Any,
-                         skill_id: Any, task_id: Any = None,
+                         skill_id: Any, task_id: Any = None, given: Any = None,
                          ) -> tuple[float | None, dict[str, Any]]:
         """One sample's reward; a sample that cannot be scored gets None, a stable
         ``unscored_code`` and a sentence (``unscored``), never an exception that would cost
         the trainer the whole batch."""
         try:
             reward, detail = await self._one(index, prompt, completion, truth, skill_id,
-                                             task_id)
+                                             task_id, given)
         except InputError as exc:
             reward, detail = None, _unscored("unreadable_completion",
                                              f"unreadable completion: {exc.reason}")
@@ -197,11 +202,15 @@ class SkillRubricReward:
         return reward, detail
 
     async def _one(self, index: int, prompt: Any, completion: Any, truth: Any,
-                   skill_id: Any, task_id: Any = None) -> tuple[float | None, dict[str, Any]]:
+                   skill_id: Any, task_id: Any = None, given: Any = None,
+                   ) -> tuple[float | None, dict[str, Any]]:
         text = _text(completion)
         outcome: float | None = None
         detail: dict[str, Any] = {}
-        if truth is not None:
+        if given is not None:  # the environment's own outcome: no answer to check
+            outcome = float(given)
+            detail.update(outcome=outcome, reason="given")
+        elif truth is not None:
             model = self.verifier if self.semantic else None
             scored = await score_answer_semantic(text, str(truth), model, question=_text(prompt),
                                                  tolerance=self.tolerance) if model else \
@@ -327,13 +336,14 @@ def compute_score(data_source: str, solution_str: str, ground_truth: str,
 
     Configure with ``custom_reward_function.path`` = this module's file and ``.name`` =
     ``compute_score`` (per sample) or ``compute_score_batch`` (verl's ``batch`` reward
-    manager). The process part is added when ``extra_info`` names a ``skill_id`` and
-    ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set (with
+    manager). ``extra_info["outcome"]``, when set, is the environment's own outcome (used
+    instead of checking the answer). The process part is added when ``extra_info`` names a
+    ``skill_id`` and ``AGENTCREDIT_BANK`` and ``AGENTCREDIT_VERIFIER_MODEL`` are set (with
     ``AGENTCREDIT_RUBRIC=checklist`` or ``both``: ``extra_info`` names a ``task_id`` whose
     frozen checklist is in ``AGENTCREDIT_CHECKLISTS``, a folder)
     (``AGENTCREDIT_PROCESS_WEIGHT``, default 0.5; ``AGENTCREDIT_BASE_URL``,
     ``AGENTCREDIT_CACHE``; ``AGENTCREDIT_RIGGING_PENALTY``; the endpoint settings of
-    :meth:`EndpointSettings.from_environment`: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
+    ``EndpointSettings.from_environment``: ``AGENTCREDIT_TIMEOUT``, ``_MAX_TOKENS``,
     ``_STRUCTURED``, ``_CONTEXT_TOKENS``, ``_CONCURRENCY``). The bank, the client and its
     cache are built once per process. verl needs a number for every sample: a sample that
     cannot be scored raises a ConfigError naming it, unless ``AGENTCREDIT_UNSCORED`` is
@@ -355,7 +365,8 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
     scores = reward([e.get("prompt", "") for e in extras], list(solution_strs),
                     ground_truth=list(ground_truths),
                     skill_id=[e.get("skill_id") for e in extras],
-                    task_id=[e.get("task_id") for e in extras])
+                    task_id=[e.get("task_id") for e in extras],
+                    outcome=[e.get("outcome") for e in extras])
     details = reward.last_details or [{} for _ in scores]
     policy = UnscoredPolicy.parse(os.environ.get("AGENTCREDIT_UNSCORED", "null"))
     for n, (score, detail) in enumerate(zip(scores, details, strict=True)):

@@ -79,28 +79,30 @@ def turn_rewards(bank: SkillBank | Path | str, trials: Sequence[Path | str], out
                  *, model: ModelLike, **options: Any) -> RewardResult:
     """Per-turn rewards and advantages of the trials under their skills' rubrics.
 
-    The synchronous wrapper of :func:`turn_rewards_async` (same arguments).
+    The synchronous wrapper of ``turn_rewards_async`` (same arguments).
 
-    >>> import json, tempfile
-    >>> from agentcredit.llm import register_script
-    >>> from agentcredit.skills import import_skills
-    >>> rubric = [{"statement": f"Result {i} was written.", "weight": 1.0,
-    ...            "evidence": "A listing shows the file.", "failure": "No output shows the file."}
-    ...           for i in (1, 2, 3)]
-    >>> def model(messages, schema):  # a scripted rubric writer and verifier, for the example
-    ...     if schema["title"] == "RubricDraft":
-    ...         return json.dumps({"rubric": rubric})
-    ...     if schema["title"] == "CoarseAnswer":
-    ...         return json.dumps({"turns": [], "criteria": []})
-    ...     return json.dumps({"criteria": [{"criterion_id": f"R{i}", "satisfied": False}
-    ...                                     for i in (1, 2, 3)]})
-    >>> register_script("doc-verifier", model)
-    >>> work = Path(tempfile.mkdtemp())
-    >>> _ = import_skills(["examples/skills"], work / "bank", model="scripted/doc-verifier")
-    >>> result = turn_rewards(work / "bank", ["examples/jobs"], work / "run",
-    ...                       model="scripted/doc-verifier")
-    >>> len(result.summary.verified), sorted(p.name for p in result.written)[:2]
-    (8, ['turn_rewards.html', 'turn_rewards.jsonl'])
+    Examples:
+        >>> import json, tempfile
+        >>> from agentcredit.llm import register_script
+        >>> from agentcredit.skills import import_skills
+        >>> rubric = [{"statement": f"Result {i} was written.", "weight": 1.0,
+        ...            "evidence": "A listing shows the file.",
+        ...            "failure": "No output shows the file."}
+        ...           for i in (1, 2, 3)]
+        >>> def model(messages, schema):  # a scripted rubric writer and verifier, for the example
+        ...     if schema["title"] == "RubricDraft":
+        ...         return json.dumps({"rubric": rubric})
+        ...     if schema["title"] == "CoarseAnswer":
+        ...         return json.dumps({"turns": [], "criteria": []})
+        ...     return json.dumps({"criteria": [{"criterion_id": f"R{i}", "satisfied": False}
+        ...                                     for i in (1, 2, 3)]})
+        >>> register_script("doc-verifier", model)
+        >>> work = Path(tempfile.mkdtemp())
+        >>> _ = import_skills(["examples/skills"], work / "bank", model="scripted/doc-verifier")
+        >>> result = turn_rewards(work / "bank", ["examples/jobs"], work / "run",
+        ...                       model="scripted/doc-verifier")
+        >>> len(result.summary.verified), sorted(p.name for p in result.written)[:2]
+        (8, ['turn_rewards.html', 'turn_rewards.jsonl'])
     """
     return asyncio.run(turn_rewards_async(bank, trials, out, model=model, **options))
 

@@ -48,7 +48,19 @@ NO_INSPECT_SCORE = "no sample has a score from --inspect-scorer"
 
 @dataclass
 class RunResult:
-    """What one run did and where it wrote it."""
+    """What one run did and where it wrote it.
+
+    Attributes:
+        out: The run directory. ``scores_path``, ``report_path`` (None for ``judge_run``),
+            ``store_path`` and ``cache_path``: the files in it.
+        tasks: Tasks read. ``trials``: trials read. ``load_errors``: what could not be read.
+        checklists: The checklists built, reused and rejected (with reasons).
+        judged: The trials judged, skipped and failed.
+        summary: What ``summary.json`` holds (``partial_credit``, counts, provenance).
+        usage: Tokens, calls and cost of the model (None without one); ``judge_usage``: per
+            judge of a panel. ``model``: its name. ``elapsed``: seconds.
+        batch: Requests were queued for a batch. ``errors``: failed calls by kind.
+    """
 
     out: Path
     tasks: int
@@ -118,18 +130,31 @@ def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
           model: ModelLike | None = None, **options: Unpack[ScoreOptions]) -> RunResult:
     """Score the trials of ``trials`` against the tasks of ``tasks`` into ``out``.
 
-    The synchronous wrapper of :func:`score_async` (same arguments). With no model, the
+    The synchronous wrapper of ``score_async`` (same arguments). With no model, the
     checklists are derived from the verifiers and items are judged from per-check verifier
     results only.
 
-    >>> import tempfile, agentcredit
-    >>> out = Path(tempfile.mkdtemp()) / "run"
-    >>> result = agentcredit.score("examples/tasks", "examples/jobs", out)
-    >>> result.trials, sorted(p.name for p in out.iterdir() if "sqlite-" not in p.name)[1:]
-    (8, ['judgments.jsonl', 'report.html', 'run.sqlite', 'scores.csv', 'summary.json'])
-    >>> round(result.summary["partial_credit"], 3) == round(json.loads(
-    ...     (out / "summary.json").read_text())["partial_credit"], 3)
-    True
+    Args:
+        tasks: A folder of tasks (Harbor, Terminal-Bench, SWE-bench, Inspect logs).
+        trials: A folder of the agents' trials (jobs) in any format ``agentcredit.load`` reads.
+        out: The run directory (created; an earlier run there is resumed).
+        model: ``provider/model``, a ``ModelSpec`` or a client; None: no LLM is used.
+        **options: ``rules`` (an evidence-rules YAML), ``per_item`` (one call per item),
+            ``holistic`` (also a 0-10 holistic score), ``generic`` (an untailored checklist
+            judge, for the ablation), ``seed`` (0), ``budget_tokens`` (24,000: the judge's
+            view of a trajectory), ``fmt`` (``csv`` or ``jsonl`` scores), ``evidence``
+            (``outputs``, what counts as evidence), ``inspect_scorer`` (the Inspect score to
+            read as the outcome), ``progress`` (a callback object) and ``workers`` (1).
+
+    Examples:
+        >>> import tempfile, agentcredit
+        >>> out = Path(tempfile.mkdtemp()) / "run"
+        >>> result = agentcredit.score("examples/tasks", "examples/jobs", out)
+        >>> result.trials, sorted(p.name for p in out.iterdir() if "sqlite-" not in p.name)[1:]
+        (8, ['judgments.jsonl', 'report.html', 'run.sqlite', 'scores.csv', 'summary.json'])
+        >>> round(result.summary["partial_credit"], 3) == round(json.loads(
+        ...     (out / "summary.json").read_text())["partial_credit"], 3)
+        True
     """
     return asyncio.run(score_async(tasks, trials, out, model=model, **options))
 
@@ -294,7 +319,7 @@ def _no_inspect_score(errors: list[ReadError]) -> None:
 def judge_run(trials: Path | str, checklists: Path | str, out: Path | str, *,
               model: ModelLike | None = None, **options: Unpack[JudgeRunOptions]) -> RunResult:
     """Judge trials against frozen checklists into ``out`` (resumable); the synchronous
-    wrapper of :func:`judge_run_async`. Writes the store, scores, judgments and summary
+    wrapper of ``judge_run_async``. Writes the store, scores, judgments and summary
     (no report: ``agentcredit analyze`` makes one)."""
     return asyncio.run(judge_run_async(trials, checklists, out, model=model, **options))
 

@@ -15,8 +15,9 @@ Endpoints:
   ``{"task_id": ..., "ground_truth": ...}`` (the service's ``--rubric checklist|both``
   verifies that task's frozen checklist; ``extra_logs.checklist_hash`` names it).
 - ``POST /turn_rewards`` — ``{"trajectories": [{"prompt", "completion", "skill_id"?,
-  "task_id"?, "ground_truth"?, "group"?}]}`` (completions as text or chat messages with tool
-  calls) → ``{"trajectories": [{"reward", "outcome", "satisfaction", "skill_hash",
+  "task_id"?, "ground_truth"?, "outcome"?, "group"?}]}`` (completions as text or chat
+  messages with tool calls; ``outcome``: the environment's own, instead of checking an
+  answer) → ``{"trajectories": [{"reward", "outcome", "satisfaction", "skill_hash",
   "checklist_hash", "turn_steps", "advantages", "detail"}]}``: per-turn advantages
   (:func:`agentcredit.rewards.hooks.turn_advantages`) with GRPO groups taken from
   ``group`` (default: the prompt).
@@ -188,7 +189,7 @@ class _Service:
         scored = await self.reward.score_details(
             [i.get("prompt", "") for i in items], [i["completion"] for i in items],
             ground_truth=[_truth(i.get("ground_truth")) for i in items], skill_id=skills,
-            task_id=[i.get("task_id") for i in items])
+            task_id=[i.get("task_id") for i in items], outcome=[i.get("outcome") for i in items])
         out: list[dict[str, Any]] = []
         verdicts: list[tuple[int, TrialVerdict, Any]] = []
         for n, (value, detail) in enumerate(scored):

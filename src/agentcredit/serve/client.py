@@ -1,6 +1,7 @@
 """verl's reward functions backed by a running ``agentcredit serve``.
 
-Set ``AGENTCREDIT_REWARD_URL`` (e.g. ``http://rewards:8000``) and point
+Set ``AGENTCREDIT_REWARD_URL`` (e.g. ``http://rewards:8000``, or OpenRLHF's
+``http://rewards:8000/get_reward``) and point
 ``custom_reward_function.path`` at this file with ``.name`` = ``compute_score`` (per sample)
 or ``compute_score_batch`` (verl's ``batch`` reward manager). Every worker then shares the
 service's one verifier, cache, rate limit and model settings (the service's options: its
@@ -41,7 +42,7 @@ def _url() -> str:
     url = os.environ.get("AGENTCREDIT_REWARD_URL")
     if not url:
         raise ConfigError("AGENTCREDIT_REWARD_URL is not set (the URL of `agentcredit serve`)")
-    return url.rstrip("/")
+    return url.rstrip("/").removesuffix("/get_reward")  # also as OpenRLHF writes it
 
 
 def get_rewards(queries: Sequence[str], prompts: Sequence[str],
@@ -52,8 +53,11 @@ def get_rewards(queries: Sequence[str], prompts: Sequence[str],
         "query": list(queries), "prompts": list(prompts),
         "labels": list(labels) if labels is not None else [None] * len(queries)})
     if response.status_code >= 400:
-        raise ConfigError(f"reward service: {response.status_code}: "
-                          f"{response.json().get('error', response.text)}")
+        try:
+            reason = response.json().get("error", response.text)
+        except ValueError:  # not the service (a proxy's page, a wrong path)
+            reason = " ".join(response.text.split())[:200]
+        raise ConfigError(f"reward service at {response.url}: {response.status_code}: {reason}")
     result: dict[str, Any] = response.json()
     return result
 

@@ -80,6 +80,8 @@ class Trajectory(_Model):
     skill_id: str | None = None
     task_id: str | None = None  # whose frozen checklist is verified (--rubric checklist|both)
     ground_truth: Scalar = None
+    outcome: float | None = None
+    """The environment's own outcome (e.g. its tests' pass fraction), instead of an answer."""
     group: str | StrictInt | None = None  # strict: a JSON true is not the group 1
 
 

@@ -69,14 +69,15 @@ async def _closing(client: ModelClient | None, owned: bool) -> None:
 def import_skills(paths: Sequence[Path | str], out: Path | str, **options: Any) -> ImportResult:
     """Import Agent Skills folders (any depth) and SkillRL JSON files into the bank ``out``.
 
-    The synchronous wrapper of :func:`import_skills_async` (same arguments). Without a
+    The synchronous wrapper of ``import_skills_async`` (same arguments). Without a
     model, skills are kept with ``rubric: none``.
 
-    >>> import tempfile
-    >>> bank = Path(tempfile.mkdtemp()) / "bank"
-    >>> result = import_skills(["examples/skills"], bank)
-    >>> sorted(s.id for s in result.bank.skills), (bank / "bank.json").exists()
-    (['config-schema-migration', 'log-level-filtering', 'tabular-aggregation'], True)
+    Examples:
+        >>> import tempfile
+        >>> bank = Path(tempfile.mkdtemp()) / "bank"
+        >>> result = import_skills(["examples/skills"], bank)
+        >>> sorted(s.id for s in result.bank.skills), (bank / "bank.json").exists()
+        (['config-schema-migration', 'log-level-filtering', 'tabular-aggregation'], True)
     """
     return asyncio.run(import_skills_async(paths, out, **options))
 
@@ -157,28 +158,29 @@ def build_bank(trials: Sequence[Path | str], tasks: Sequence[Path | str], out: P
                model: ModelLike, **options: Any) -> BuildResult:
     """Distil a dual-view SkillBank from teacher trials (the four resumable stages).
 
-    The synchronous wrapper of :func:`build_bank_from_paths` (same arguments).
+    The synchronous wrapper of ``build_bank_from_paths`` (same arguments).
 
-    >>> import json, tempfile
-    >>> from agentcredit.llm import register_script
-    >>> def teacher(messages, schema):  # a scripted synthesizer, for the example only
-    ...     return json.dumps(ANSWERS[schema["title"]])
-    >>> ANSWERS = {"TeacherAnalysis": {"recurring_strategies": ["read first"],
-    ...     "effective_decisions": ["check"], "failure_patterns": ["guessing"],
-    ...     "transferable_techniques": ["read back"], "summary": "read, act, check"},
-    ...     "ConsolidatedSkill": {"title": "t", "shared_strategies": ["read"],
-    ...     "alternatives": [], "disagreements": [], "pitfalls": [], "checkpoints": ["c"]},
-    ...     "DualViewDraft": {"title": "Careful file work", "applicability": "Files to change.",
-    ...     "guidance": [{"name": n, "action": "Do it."} for n in ("Read", "Act", "Check")],
-    ...     "rubric": [{"statement": f"Step {i} done.", "evidence": "An output shows the file.",
-    ...     "failure": "No output shows the file.", "weight": 1.0} for i in (1, 2, 3)]},
-    ...     "MergeAnswer": {"coherent": False, "reason": "separate tasks", "merged": None}}
-    >>> register_script("doc-teacher", teacher)
-    >>> out = Path(tempfile.mkdtemp()) / "bank"
-    >>> result = build_bank(["examples/jobs"], ["examples/tasks"], out,
-    ...                     model="scripted/doc-teacher")
-    >>> result.trials, len(result.report.bank.skills), (out / "bank.json").exists()
-    (8, 3, True)
+    Examples:
+        >>> import json, tempfile
+        >>> from agentcredit.llm import register_script
+        >>> def teacher(messages, schema):  # a scripted synthesizer, for the example only
+        ...     return json.dumps(ANSWERS[schema["title"]])
+        >>> ANSWERS = {"TeacherAnalysis": {"recurring_strategies": ["read first"],
+        ...     "effective_decisions": ["check"], "failure_patterns": ["guessing"],
+        ...     "transferable_techniques": ["read back"], "summary": "read, act, check"},
+        ...     "ConsolidatedSkill": {"title": "t", "shared_strategies": ["read"],
+        ...     "alternatives": [], "disagreements": [], "pitfalls": [], "checkpoints": ["c"]},
+        ...     "DualViewDraft": {"title": "Careful file work", "applicability": "Files to change.",
+        ...     "guidance": [{"name": n, "action": "Do it."} for n in ("Read", "Act", "Check")],
+        ...     "rubric": [{"statement": f"Step {i} done.", "evidence": "An output shows the file.",
+        ...     "failure": "No output shows the file.", "weight": 1.0} for i in (1, 2, 3)]},
+        ...     "MergeAnswer": {"coherent": False, "reason": "separate tasks", "merged": None}}
+        >>> register_script("doc-teacher", teacher)
+        >>> out = Path(tempfile.mkdtemp()) / "bank"
+        >>> result = build_bank(["examples/jobs"], ["examples/tasks"], out,
+        ...                     model="scripted/doc-teacher")
+        >>> result.trials, len(result.report.bank.skills), (out / "bank.json").exists()
+        (8, 3, True)
     """
     return asyncio.run(build_bank_from_paths(trials, tasks, out, model=model, **options))
 
@@ -240,13 +242,14 @@ def retrieve(bank: SkillBank | Path | str, tasks: Sequence[Task | Path | str], *
     """The ``k`` best skills of ``bank`` (a bank or its folder) for each task (records, or
     folders and files to read them from). Term weights come from the bank alone.
 
-    >>> import tempfile
-    >>> bank = import_skills(["examples/skills"], tempfile.mkdtemp()).bank
-    >>> for r in retrieve(bank, ["examples/tasks"]):
-    ...     print(r.task_id, "->", r.best.skill_id)
-    csv-sales-summary -> tabular-aggregation
-    json-config-migrate -> config-schema-migration
-    log-error-filter -> log-level-filtering
+    Examples:
+        >>> import tempfile
+        >>> bank = import_skills(["examples/skills"], tempfile.mkdtemp()).bank
+        >>> for r in retrieve(bank, ["examples/tasks"]):
+        ...     print(r.task_id, "->", r.best.skill_id)
+        csv-sales-summary -> tabular-aggregation
+        json-config-migrate -> config-schema-migration
+        log-error-filter -> log-level-filtering
     """
     skills = bank if isinstance(bank, SkillBank) else load_bank(Path(bank))
     records = [t for t in tasks if isinstance(t, Task)]
