@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from agentcredit.errors import ConfigError, InputError
+from agentcredit.errors import ConfigError, InputError, env_value
 from agentcredit.evidence.dataflow import flow_of
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
@@ -120,8 +120,10 @@ class SkillRubricReward:
                  verifier: Model | None = None, process_weight: float = 0.5,
                  tolerance: float = 0.05, semantic: bool = False,
                  rigging_penalty: float = 0.0) -> None:
-        if not rigging_penalty >= 0:
-            raise ConfigError(f"rigging_penalty must be 0 or more, not {rigging_penalty}")
+        if not 0 <= rigging_penalty < math.inf or not math.isfinite(process_weight):
+            raise ConfigError(f"rigging_penalty must be a finite number of 0 or more and "
+                              f"process_weight a finite number, not {rigging_penalty} and "
+                              f"{process_weight}")
         self.rigging_penalty = rigging_penalty
         self.answer_column = answer_column
         self.bank = bank
@@ -342,14 +344,12 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
 def verl_reward() -> SkillRubricReward:
     """The reward the environment configures, built once per process and settings."""
     model = os.environ.get("AGENTCREDIT_VERIFIER_MODEL") or None
-    base_url = os.environ.get("AGENTCREDIT_BASE_URL") or None
+    base_url = env_value("AGENTCREDIT_BASE_URL", None, "url")
     where = base_url or (environment_base_url(model) if model else None)
     return shared_reward(os.environ.get("AGENTCREDIT_BANK") or None, model,
-                         process_weight=float(os.environ.get("AGENTCREDIT_PROCESS_WEIGHT",
-                                                             "0.5")),
+                         process_weight=env_value("AGENTCREDIT_PROCESS_WEIGHT", 0.5),
                          base_url=base_url, cache=os.environ.get("AGENTCREDIT_CACHE") or None,
-                         rigging_penalty=float(os.environ.get("AGENTCREDIT_RIGGING_PENALTY",
-                                                              "0")),
+                         rigging_penalty=env_value("AGENTCREDIT_RIGGING_PENALTY", 0.0, low=0),
                          endpoint=EndpointSettings.from_environment(where))
 
 
