@@ -219,7 +219,9 @@ class SkillRubricReward:
         trial = trial or trial_from_completion(prompt, completion, f"completion-{index}")
         verdict = await verify_trial(trial, skill, self.verifier, _text(prompt))
         if not isinstance(verdict, TrialVerdict):
-            detail.update(process=f"verifier: {verdict}", process_code="verifier_failed")
+            why = getattr(verdict, "reason", None) or "its answer waits for a batch (--batch)"
+            detail.update(process=f"the turn verifier failed: {' '.join(str(why).split())}",
+                          process_code="verifier_failed")
             return None
         satisfaction = rubric_satisfaction(verdict, skill.rubric)
         detail["satisfaction"] = satisfaction
