@@ -178,7 +178,7 @@ def test_run_holistic_and_skills_reward_are_all_accepted_by_llama_cpp_python(
               str(EXAMPLES / "tasks"), "--out", str(tmp_path / "rewards"), *window]
     rewarded = runner.invoke(app, reward)
     assert set(_statuses(log)[asked:]) == {"200"}, rewarded.output
-    assert rewarded.exit_code in (0, 1), rewarded.output
+    assert rewarded.exit_code in (0, 1, 2), rewarded.output  # 2: none verified, as `run`
     verified = RunStore(tmp_path / "rewards").turn_verdicts()
     failed = re.search(r"failed (\d+)", rewarded.output)
     assert failed is not None and len(verified) + int(failed.group(1)) == 8, rewarded.output

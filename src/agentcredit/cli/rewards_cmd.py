@@ -62,8 +62,8 @@ def reward(
                       "command again with --batch until nothing is queued.")
         return
     _print_table(console, result)
-    if result.summary.failed:
-        raise typer.Exit(1)
+    if result.summary.failed:  # as `run`: 1 when some failed, 2 when nothing was done
+        raise typer.Exit(1 if result.summary.verified or result.summary.resumed else 2)
 
 
 def _print_counts(console: Console, result: RewardResult) -> None:
