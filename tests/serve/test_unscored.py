@@ -173,3 +173,29 @@ def test_the_start_up_line_names_the_choice(tmp_path: Path, policy: str,
     text = " ".join(out.output.split())
     assert out.exit_code == 0 and f"cannot score gets {policy}" in text, text
     assert "its outcome alone" in text
+
+
+def _other_ids(messages: object, schema: object) -> str:
+    import json
+
+    from tests.rewards import scripted_verifier
+
+    answer = scripted_verifier.answer(messages, schema)  # type: ignore[arg-type]
+    if (schema or {}).get("title") != "FineGroupAnswer":  # type: ignore[union-attr]
+        return answer
+    parsed = json.loads(answer)
+    for n, criterion in enumerate(parsed["criteria"]):
+        criterion["criterion_id"] = f"X{n}"  # criteria the rubric does not have
+    return json.dumps(parsed)
+
+
+def test_a_fine_answer_with_other_ids_is_not_called_nothing_applicable(tmp_path: Path) -> None:
+    app = serve_with(tmp_path, "other-ids-verifier", _other_ids)
+    with running(app) as url:
+        body = httpx.post(f"{url}/turn_rewards", json={"trajectories": [
+            {"prompt": UNSCORED[0], "completion": UNSCORED[1]}]}, timeout=30).json()
+    [result] = body["trajectories"]
+    assert result["reward"] is None
+    assert result["detail"]["unscored_code"] == "verifier_failed"
+    assert "no usable verdict" in result["detail"]["unscored"]
+    assert "no rubric criterion applicable" not in result["detail"]["unscored"]

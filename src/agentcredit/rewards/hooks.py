@@ -225,7 +225,12 @@ class SkillRubricReward:
             return None
         satisfaction = rubric_satisfaction(verdict, skill.rubric)
         detail["satisfaction"] = satisfaction
-        if satisfaction is None:
+        failed = [v for v in verdict.criteria if v.status == "failed"]
+        if satisfaction is None and failed:  # e.g. its answer named criteria of other ids
+            detail.update(process=f"the turn verifier gave no usable verdict for {len(failed)} "
+                          f"of {len(verdict.criteria)} criteria ({failed[0].criterion_id}: "
+                          f"{failed[0].rationale})", process_code="verifier_failed")
+        elif satisfaction is None:
             detail.update(process="the verifier found no rubric criterion applicable",
                           process_code="no_applicable_criterion")
         detail["verdict"] = verdict
