@@ -143,6 +143,10 @@ def nothing_scored(console: Console, result: RunResult) -> None:
     judged = result.judged
     if not result.trials or judged.judged or judged.resumed or result.queued:
         return
+    if holistic := len(RunStore(result.out).holistic()):  # needs no checklist
+        console.print(f"{holistic} trials scored holistically only (no partial credit "
+                      "without a checklist)")
+        raise typer.Exit(1)  # part of what was asked was done
     why = judged.skipped[0][1] if judged.skipped else "no trial could be judged"
     hint = nothing_scored_hint(result.model, result.checklists)
     console.print(f"[red]no trial scored[/red] ({result.trials} read): {q(escape(why))}; "
