@@ -80,6 +80,11 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
     for what, value in rows:
         table.add_row(q(what), q(value))
     console.print(table)
+    asked = [j.label for _, j in store.iter_judgments("llm")] if judged and judged.judged else []
+    if asked and set(asked) == {"abstain"}:
+        console.print(f"the model decided no item: all {len(asked)} it judged abstained, so a "
+                      "trial's judge is its outcome where the verifier gives one",
+                      soft_wrap=True)
 
 
 def _rigging_rows(rigging: dict[str, Any]) -> list[tuple[str, str]]:
