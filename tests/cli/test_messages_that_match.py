@@ -31,3 +31,29 @@ def test_run_holistic_without_checklists_does_not_say_nothing_scored(tmp_path: P
     assert "3 rejected" in text or "0 built" in text, text
     assert "no trial scored" not in text and "8 trials scored holistically only" in text, text
     assert out.exit_code == 1, text  # part of it done: docs/reference/cli.md
+
+
+def test_skills_import_and_reward_progress_know_their_totals(tmp_path: Path) -> None:
+    from agentcredit.cli.console import stepping
+    from agentcredit.runs.status import RunStatus
+    from tests.rewards import scripted_verifier
+    from tests.skills import scripted_skills
+
+    register_script("rubrics", scripted_skills.answer)
+    register_script("progress-verifier", scripted_verifier.answer)
+    bank = tmp_path / "bank"
+    env = {"AGENTCREDIT_STATUS_SECONDS": "60", "COLUMNS": "300"}
+    imported = runner.invoke(app, ["skills", "import", str(EXAMPLES / "skills"), "--out",
+                                   str(bank), "--model", "scripted/rubrics"], env=env)
+    assert imported.exit_code == 0, imported.output
+    assert "[agentcredit] rubrics: 3/3 done" in imported.output, imported.output
+    rewarded = runner.invoke(app, ["skills", "reward", str(bank), str(EXAMPLES / "jobs"),
+                                   "--tasks", str(EXAMPLES / "tasks"), "--out",
+                                   str(tmp_path / "rewards"), "--model",
+                                   "scripted/progress-verifier"], env=env)
+    assert rewarded.exit_code == 0, rewarded.output
+    assert "[agentcredit] turn verifier: 8/8 done" in rewarded.output, rewarded.output
+    from rich.console import Console
+
+    with stepping(Console(), "x") as step:  # the status the step keeps reads the client
+        assert isinstance(getattr(step, "status", None), RunStatus)

@@ -32,6 +32,7 @@ from agentcredit.rewards.run import (
     verify_all,
 )
 from agentcredit.rewards.table import RewardTable
+from agentcredit.runs.status import tell_progress
 from agentcredit.schema import ReadError, Skill, SkillBank, Task
 from agentcredit.skills.bank import load_bank
 from agentcredit.skills.embed import make_embedder
@@ -143,6 +144,7 @@ async def turn_rewards_async(
     store = RunStore(out)
     try:
         assignments = _assignments(paths, survey, chosen, skills, instructions, owned, shown)
+        tell_progress(progress, client, len(shown))
         summary = await verify_all(store, assignments, client, seed=seed,
                                    budget_tokens=budget_tokens,
                                    concurrency=concurrency_of(model), progress=progress,
