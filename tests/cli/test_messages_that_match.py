@@ -57,3 +57,25 @@ def test_skills_import_and_reward_progress_know_their_totals(tmp_path: Path) -> 
 
     with stepping(Console(), "x") as step:  # the status the step keeps reads the client
         assert isinstance(getattr(step, "status", None), RunStatus)
+
+
+def test_requests_sent_and_answered_are_counted_apart(tmp_path: Path) -> None:
+    import re
+
+    from tests.cli.test_batch_pipeline import responder
+    from tests.llm.fake_server import FakeLLMServer
+
+    with FakeLLMServer(responder=responder, faults=lambda i, _: "drop" if i in (2, 5) else
+                       ("500" if i == 7 else None)) as server:
+        out = runner.invoke(app, ["run", str(EXAMPLES / "tasks"), str(EXAMPLES / "jobs"),
+                                  "--out", str(tmp_path / "run"), "--model", "openai/counted",
+                                  "--base-url", f"{server.url}/v1"],
+                            env={"OPENAI_API_KEY": "k", "COLUMNS": "300"})
+        received = server.count
+    text = " ".join(out.output.split())
+    sent = re.search(r"model requests sent \(retries among them\)\D*(\d+)", text)
+    answered = re.search(r"model requests answered \(the rest timed out or were dropped\)\D*"
+                         r"(\d+)", text)
+    assert sent and answered, text
+    assert int(sent.group(1)) == received  # two were dropped unanswered; the 500 answered
+    assert int(answered.group(1)) == received - 2, text

@@ -41,7 +41,20 @@ def _gguf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def busy() -> Iterator[None]:
+    """Two CPU-bound processes beside the server for the whole module, as CI has other work
+    on its two cores: nothing below may depend on how fast the server answers."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, busy: None) -> Iterator[tuple[str, Path]]:
     model = _gguf()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -97,6 +110,15 @@ def _sent(output: str) -> int:
     return int(found.group(1))
 
 
+def _answered(output: str) -> int:
+    """The run summary's count of requests the server answered (a request given up at the
+    client's timeout is sent but never logged by the server)."""
+    found = re.search(r"model requests answered \(the rest timed out or were dropped\)\D*(\d+)",
+                      " ".join(output.split()))
+    assert found, output
+    return int(found.group(1))
+
+
 def _statuses(log: Path) -> list[str]:
     return STATUS.findall(log.read_text(errors="replace"))
 
@@ -128,8 +150,10 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     for row in rows:  # judged by the model (or by the outcome alone where the model
         # decided no item), or says why it is not
         assert row["judge"] in ("llm", "outcome") or row["not_judged"], row
-    # The printed count is what the server logged: every request, retries included.
-    assert _sent(first.output) == len(statuses), (first.output, statuses)
+    # The printed count of answered requests is what the server logged (retries included);
+    # a request given up at the timeout is sent but never logged.
+    assert _answered(first.output) == len(statuses), (first.output, statuses)
+    assert _sent(first.output) >= len(statuses)
     # A second judging of the same trials, with the mode and window the cache now knows:
     # no request is refused, and nothing is asked twice.
     after_first = len(_statuses(log))

@@ -485,6 +485,7 @@ class ModelClient:
                 self.ledger.answered(self.model_id, answer.usage)
                 return answer
             except ProviderError as exc:
+                self.ledger.answers += exc.status is not None  # an HTTP error is an answer
                 if exc.kind == "timeout":
                     hold = min(self.timeout, 60.0)
                 raise
