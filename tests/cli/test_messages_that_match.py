@@ -79,3 +79,18 @@ def test_requests_sent_and_answered_are_counted_apart(tmp_path: Path) -> None:
     assert sent and answered, text
     assert int(sent.group(1)) == received  # two were dropped unanswered; the 500 answered
     assert int(answered.group(1)) == received - 2, text
+
+
+def test_cut_off_advice_changes_once_more_tokens_cannot_help() -> None:
+    from types import SimpleNamespace
+
+    from agentcredit.cli.advice import advice
+    from agentcredit.llm.client import _answer_problem
+
+    cut = SimpleNamespace(finish_reason="length", text="{")
+    for tokens, raise_it in ((256, True), (4096, False), (16384, False)):
+        reason = "schema_validation: " + _answer_problem(cut, "EOF", {"max_tokens": tokens})
+        said = advice(reason)
+        assert ("a larger --max-tokens" in said) is raise_it, said
+        assert ("--max-tokens raises the limit" in reason) is raise_it, reason
+        assert "stronger model" in said
