@@ -35,7 +35,7 @@ def _client(url: str) -> httpx.Client:
 
 
 def _url() -> str:
-    url = env_value("AGENTCREDIT_REWARD_URL", None, "url")
+    url: str | None = env_value("AGENTCREDIT_REWARD_URL", None, "url")
     if not url:
         raise ConfigError("AGENTCREDIT_REWARD_URL is not set (the URL of `agentcredit serve`)")
     return url.rstrip("/")
