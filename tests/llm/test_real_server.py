@@ -41,20 +41,7 @@ def _gguf() -> Path:
 
 
 @pytest.fixture(scope="module")
-def busy() -> Iterator[None]:
-    """Two CPU-bound processes beside the server for the whole module, as CI has other work
-    on its two cores: nothing below may depend on how fast the server answers."""
-    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
-    try:
-        yield
-    finally:
-        for burner in burners:
-            burner.kill()
-            burner.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, busy: None) -> Iterator[tuple[str, Path]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     model = _gguf()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
