@@ -84,6 +84,53 @@ def open_sqlite_error(path: object, exc: Exception) -> StoreError:
                       "--out / --cache elsewhere, and run again")
 
 
+def env_value(name: str, default: Any, kind: Literal["number", "positive", "count", "url"]
+              = "number", *, low: float | None = None) -> Any:
+    """The environment variable ``name`` read as a ``kind``: a finite ``number`` (at least
+    ``low``), a ``positive`` one, a whole ``count`` of 1 or more, or an http(s) ``url``;
+    ``default`` when unset or blank. Anything else is a ConfigError naming the variable,
+    raised when the setting is used (never at import).
+
+    >>> import os; os.environ["AGENTCREDIT_X"] = "nan"
+    >>> env_value("AGENTCREDIT_X", 0.5)
+    Traceback (most recent call last):
+    agentcredit.errors.ConfigError: AGENTCREDIT_X='nan' is not a finite number
+    >>> del os.environ["AGENTCREDIT_X"]; env_value("AGENTCREDIT_X", 0.5)
+    0.5
+    """
+    import math
+    import os
+
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    if kind == "url":
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(text)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname) and (parts.port or 1)
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ConfigError(f"{name}={text[:80]!r} is not an http(s) URL "
+                              "(e.g. http://rewards:8000)")
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise ConfigError(f"{name}={text[:80]!r} is not a finite number")
+    if kind == "count" and (number != int(number) or number < 1):
+        raise ConfigError(f"{name}={text!r} must be a whole number of 1 or more")
+    if kind == "positive" and number <= 0:
+        raise ConfigError(f"{name}={text!r} must be more than 0")
+    if low is not None and number < low:
+        raise ConfigError(f"{name}={text!r} must be at least {low:g}")
+    return int(number) if kind == "count" else number
+
+
 class NothingToDo(ConfigError):
     """The inputs hold nothing the job could work on (no trial read, no sample with the
     asked scorer, ...); ``read_errors`` are the inputs that could not be read, the likely

@@ -45,7 +45,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
     ("password_assignment", re.compile(
         r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|api[_-]?key|"
         r"access[_-]?token|auth[_-]?token|token|secret[_-]?key|private[_-]?key|credentials?)"
-        r"\\*[\"']?\s*[:=]\s*\\*[\"']?)([^\s\"',;\\]{6,})"), 2),
+        r"\\*[\"']?\s*[:=]\s*\\*[\"']?)(?!\$)(?![^\s\"',;\\]*[(\[{])([^\s\"',;\\]{6,})"),
+     2),  # a value, not code that looks one up (os.environ.get(...), ${VAR}, $VAR)
 ]
 
 # Names of environment variables whose values are secrets, wherever the values appear.
@@ -61,6 +62,32 @@ def add_secret(value: str | None) -> None:
     """A value to redact verbatim wherever it occurs (a key the product itself was given)."""
     if value and len(value) >= MIN_SECRET_VALUE:
         _GIVEN.add(value)
+
+
+def url_credentials(url: str | None) -> tuple[str | None, str | None]:
+    """``url`` without the ``user:password@`` it may carry, and that credential (the
+    password, else the user name) as the key to send in its place: an endpoint address is
+    then stored, printed and cached without it, and the key is redacted wherever it shows.
+
+    >>> url_credentials("http://me:s3cret-key-1@127.0.0.1:8080/v1")
+    ('http://127.0.0.1:8080/v1', 's3cret-key-1')
+    >>> url_credentials("http://127.0.0.1:8080/v1")
+    ('http://127.0.0.1:8080/v1', None)
+    """
+    from urllib.parse import unquote, urlsplit, urlunsplit
+
+    if not url or "@" not in url:
+        return url, None
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    user, _, password = parts.netloc.rpartition("@")[0].partition(":")
+    key = unquote(password or user) or None
+    add_secret(key)
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])), key
 
 
 def secret_values() -> tuple[str, ...]:

@@ -22,13 +22,19 @@ from typing import Any, BinaryIO
 
 import pydantic_core
 
-from agentcredit.errors import InputError, Missing, TooLarge
+from agentcredit.errors import InputError, Missing, TooLarge, env_value
 
 StrPath = str | os.PathLike[str]
 """A path as text or as a path object (the readers' hot paths pass text)."""
 
-DEFAULT_MAX_BYTES = int(float(os.environ.get("AGENTCREDIT_MAX_FILE_MB", "64")) * 1024 * 1024)
-"""Largest JSON document read whole; bigger files are refused with a size reason."""
+
+
+def max_file_bytes() -> int:
+    """Largest JSON document read whole (``AGENTCREDIT_MAX_FILE_MB``, else 64); bigger files
+    are refused with a size reason. Read when a file is, so a bad value names the variable
+    then, never breaks an import."""
+    return int(env_value("AGENTCREDIT_MAX_FILE_MB", 64.0, "positive") * 1024 * 1024)
+
 
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """Largest single line accepted in a JSON Lines file."""
@@ -123,7 +129,7 @@ def file_size(path: Path) -> int:
     return st.st_size
 
 
-def read_bytes_if_present(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes | None:
+def read_bytes_if_present(path: StrPath, max_bytes: int | None = None) -> bytes | None:
     """The file's bytes, or None when nothing is at the path (no listing needed first)."""
     try:
         return read_bytes(path, max_bytes)
@@ -131,12 +137,13 @@ def read_bytes_if_present(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> 
         return None
 
 
-def read_bytes(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+def read_bytes(path: StrPath, max_bytes: int | None = None) -> bytes:
     """Read a whole file, refusing files over ``max_bytes`` before reading them.
 
     One open, one ``fstat`` and (for a regular file that does not change meanwhile) one
     read per file; non-blocking, so a FIFO is refused, not waited on.
     """
+    max_bytes = max_file_bytes() if max_bytes is None else max_bytes
     fd, info = _open_regular_fd(path)
     try:
         if info.st_size > max_bytes:
@@ -181,7 +188,7 @@ def decode_text(path: StrPath, data: bytes) -> str:
         raise InputError(os.fspath(path), f"invalid UTF-8 at byte {exc.start}") from None
 
 
-def read_text(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+def read_text(path: StrPath, max_bytes: int | None = None) -> str:
     """Read a UTF-8 text file with the checks of :func:`read_bytes` and :func:`decode_text`."""
     return decode_text(path, read_bytes(path, max_bytes))
 
@@ -254,12 +261,12 @@ def nesting_depth(raw: bytes) -> int:
     return max(0, int(np.cumsum(steps).max()))
 
 
-def read_json(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> Any:
+def read_json(path: StrPath, max_bytes: int | None = None) -> Any:
     """Read and parse a JSON document."""
     return parse_json(path, read_bytes(path, max_bytes))
 
 
-def read_json_object(path: StrPath, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Any]:
+def read_json_object(path: StrPath, max_bytes: int | None = None) -> dict[str, Any]:
     """Read a JSON document whose top level must be an object."""
     value = read_json(path, max_bytes)
     if not isinstance(value, dict):

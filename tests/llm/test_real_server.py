@@ -97,6 +97,15 @@ def _sent(output: str) -> int:
     return int(found.group(1))
 
 
+def _answered(output: str) -> int:
+    """The run summary's count of requests the server answered (a request given up at the
+    client's timeout is sent but never logged by the server)."""
+    found = re.search(r"model requests answered \(the rest timed out or were dropped\)\D*(\d+)",
+                      " ".join(output.split()))
+    assert found, output
+    return int(found.group(1))
+
+
 def _statuses(log: Path) -> list[str]:
     return STATUS.findall(log.read_text(errors="replace"))
 
@@ -128,8 +137,10 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
     for row in rows:  # judged by the model (or by the outcome alone where the model
         # decided no item), or says why it is not
         assert row["judge"] in ("llm", "outcome") or row["not_judged"], row
-    # The printed count is what the server logged: every request, retries included.
-    assert _sent(first.output) == len(statuses), (first.output, statuses)
+    # The printed count of answered requests is what the server logged (retries included);
+    # a request given up at the timeout is sent but never logged.
+    assert _answered(first.output) == len(statuses), (first.output, statuses)
+    assert _sent(first.output) >= len(statuses)
     # A second judging of the same trials, with the mode and window the cache now knows:
     # no request is refused, and nothing is asked twice.
     after_first = len(_statuses(log))
@@ -178,7 +189,7 @@ def test_run_holistic_and_skills_reward_are_all_accepted_by_llama_cpp_python(
               str(EXAMPLES / "tasks"), "--out", str(tmp_path / "rewards"), *window]
     rewarded = runner.invoke(app, reward)
     assert set(_statuses(log)[asked:]) == {"200"}, rewarded.output
-    assert rewarded.exit_code in (0, 1), rewarded.output
+    assert rewarded.exit_code in (0, 1, 2), rewarded.output  # 2: none verified, as `run`
     verified = RunStore(tmp_path / "rewards").turn_verdicts()
     failed = re.search(r"failed (\d+)", rewarded.output)
     assert failed is not None and len(verified) + int(failed.group(1)) == 8, rewarded.output

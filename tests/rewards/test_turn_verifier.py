@@ -322,7 +322,7 @@ def test_a_failed_verifier_call_gives_no_reward_and_a_rerun_asks_only_it_again(
     env = {"OPENAI_API_KEY": "k", "COLUMNS": "200"}
     with FakeLLMServer(responder=answer, faults=fine_fails) as broken:
         first = runner.invoke(app, [*args, "--base-url", f"{broken.url}/v1"], env=env)
-    assert first.exit_code == 1, first.output
+    assert first.exit_code == 2, first.output  # nothing verified: 2, as `run`
     assert "failed 8" in first.output and "fine call failed: server_error" in first.output
     assert RunStore(run).turn_verdicts() == {}  # no verdict, so no reward, from a failed call
     assert not (run / "turn_rewards.jsonl").exists() or not (

@@ -136,3 +136,66 @@ def test_service_responses_never_hold_a_secret(tmp_path: Path) -> None:
              "ground_truth": "2"}]}, timeout=30)
     assert key not in str(reward) and key not in turns.text
     assert "REDACTED" in turns.text  # the answer it read is shown, redacted
+
+
+def test_an_outcome_alone_says_the_process_was_not_scored(tmp_path: Path) -> None:
+    """Issue 66: the verifier failed but the label was checked: the reward is the outcome
+    alone, and both surfaces say so with a stable code and a sentence, never a repr."""
+    app = serve_with(tmp_path, "garbled-verifier", _garbled)
+    with running(app) as url:
+        body = _post(url, [SCORED])
+        turns = httpx.post(f"{url}/turn_rewards", json={"trajectories": [
+            {"prompt": SCORED[0], "completion": SCORED[1], "ground_truth": SCORED[2]},
+            {"prompt": UNSCORED[0], "completion": UNSCORED[1]}]}, timeout=30).json()
+    assert body["rewards"] == [1.0] and body["extra_logs"]["unscored"] == [None]
+    [why] = body["extra_logs"]["process_unscored"]
+    assert why["code"] == "verifier_failed" and "outcome alone" in why["reason"]
+    alone, missing = turns["trajectories"]
+    assert alone["reward"] == 1.0 and alone["detail"]["process_code"] == "verifier_failed"
+    for text in (why["reason"], alone["detail"]["process"], missing["detail"]["unscored"]):
+        assert "Failed(" not in text and "turn verifier failed" in text, text
+
+
+@pytest.mark.parametrize("policy", ["null", "fallback:-1"])
+def test_the_start_up_line_names_the_choice(tmp_path: Path, policy: str,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    uvicorn = pytest.importorskip("uvicorn")
+    from typer.testing import CliRunner
+
+    from agentcredit.cli.app import app
+    from agentcredit.llm import register_script
+    from tests.serve.conftest import make_bank_dir
+
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: None)
+    register_script("garbled-verifier", _garbled)
+    out = CliRunner().invoke(app, ["serve", "--bank", str(make_bank_dir(tmp_path)), "--model",
+                                   "scripted/garbled-verifier", "--unscored", policy])
+    text = " ".join(out.output.split())
+    assert out.exit_code == 0 and f"cannot score gets {policy}" in text, text
+    assert "its outcome alone" in text
+
+
+def _other_ids(messages: object, schema: object) -> str:
+    import json
+
+    from tests.rewards import scripted_verifier
+
+    answer = scripted_verifier.answer(messages, schema)  # type: ignore[arg-type]
+    if (schema or {}).get("title") != "FineGroupAnswer":  # type: ignore[union-attr]
+        return answer
+    parsed = json.loads(answer)
+    for n, criterion in enumerate(parsed["criteria"]):
+        criterion["criterion_id"] = f"X{n}"  # criteria the rubric does not have
+    return json.dumps(parsed)
+
+
+def test_a_fine_answer_with_other_ids_is_not_called_nothing_applicable(tmp_path: Path) -> None:
+    app = serve_with(tmp_path, "other-ids-verifier", _other_ids)
+    with running(app) as url:
+        body = httpx.post(f"{url}/turn_rewards", json={"trajectories": [
+            {"prompt": UNSCORED[0], "completion": UNSCORED[1]}]}, timeout=30).json()
+    [result] = body["trajectories"]
+    assert result["reward"] is None
+    assert result["detail"]["unscored_code"] == "verifier_failed"
+    assert "no usable verdict" in result["detail"]["unscored"]
+    assert "no rubric criterion applicable" not in result["detail"]["unscored"]

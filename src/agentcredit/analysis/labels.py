@@ -13,65 +13,120 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import math
+import sys
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
 from agentcredit.analysis.agreement import cohen_kappa
 from agentcredit.analysis.panel import CODES, nominal_alpha
 from agentcredit.errors import InputError
+from agentcredit.safe_io import open_regular
 from agentcredit.store.run_store import RunStore
+from agentcredit.text import shorten
 
 LABELS = ("yes", "no", "abstain")
 
 
-def read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line, fields) of a labels file: JSON Lines objects, or CSV rows named by a header
-    (``trial_id,item_id,label`` or ``trial_id,score``; without a header, by their count)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(str(path), f"cannot read the labels: {exc.strerror}") from None
-    if path.suffix in (".jsonl", ".json"):
-        rows = []
-        for n, line in enumerate(text.splitlines(), 1):
-            if line.strip():
-                try:
-                    rows.append((n, dict(json.loads(line))))
-                except (json.JSONDecodeError, TypeError, ValueError):
-                    raise InputError(str(path), f"line {n}: not a JSON object") from None
-        return rows
-    table = [(n, [c.strip() for c in r]) for n, r in enumerate(csv.reader(text.splitlines()), 1)
-             if r and r[0].strip()]
-    header = table[0][1] if table and table[0][1][0] == "trial_id" else None
-    names = header or (["trial_id", "score"] if table and len(table[0][1]) == 2 else
-                       ["trial_id", "item_id", "label"])
-    return [(n, dict(zip(names, r, strict=False))) for n, r in table[1 if header else 0:]]
+LINE_BYTES = 64 * 1024
+"""Longest line of a labels file: ids and a label fit many times over; a longer line (a
+pasted document in a field) is refused with its line number, never read into memory."""
+
+
+def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, fields) of a labels file, streamed: JSON Lines objects, or CSV rows named by a
+    header (``trial_id,item_id,label`` or ``trial_id,score``; without a header, by their
+    count). A UTF-8 byte order mark (as spreadsheets save) is skipped; invalid UTF-8, a line
+    over :data:`LINE_BYTES` and a FIFO or device are refused with an InputError."""
+    with open_regular(path) as handle:
+        counted = _lines(path, handle)
+        if path.suffix in (".jsonl", ".json"):
+            for n, line in counted:
+                if line.strip():
+                    try:
+                        yield n, dict(json.loads(line))
+                    except (json.JSONDecodeError, TypeError, ValueError):
+                        raise InputError(str(path), f"line {n}: not a JSON object") from None
+            return
+        where = [0]
+        reader = csv.reader(line for where[0], line in counted)
+        names: list[str] | None = None
+        while True:
+            try:
+                cells = next(reader, None)
+            except csv.Error as exc:
+                raise InputError(str(path), f"line {where[0]}: not CSV ({exc})") from None
+            if cells is None:
+                return
+            row = [c.strip() for c in cells]
+            if not row or not row[0]:
+                continue
+            if names is None:
+                names = row if row[0] == "trial_id" else (
+                    ["trial_id", "score"] if len(row) == 2 else ["trial_id", "item_id", "label"])
+                if row[0] == "trial_id":
+                    continue
+            yield where[0], dict(zip(names, row, strict=False))
+
+
+def _lines(path: Path, handle: BinaryIO) -> Iterator[tuple[int, str]]:
+    n = 0
+    while raw := handle.readline(LINE_BYTES + 1):
+        n += 1
+        if len(raw) > LINE_BYTES:
+            raise InputError(str(path), f"line {n}: over {LINE_BYTES // 1024} KB (a labels "
+                             "file holds ids, a label or a score)")
+        try:
+            yield n, raw.decode("utf-8-sig" if n == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(str(path), f"line {n}: invalid UTF-8 ({exc.reason}); save the "
+                             "file as UTF-8") from None
 
 
 def read_labels(path: Path) -> dict[tuple[str, str], str]:
-    """(trial_id, item_id) -> the person's label; InputError naming the line when unusable."""
+    """(trial_id, item_id) -> the person's label; InputError naming the line when unusable,
+    or when one item is labelled twice with different labels (never settled by row order)."""
     out: dict[tuple[str, str], str] = {}
     for n, row in read_rows(path):
         trial_id, item_id = row.get("trial_id"), row.get("item_id")
         label = str(row.get("label") or "").strip().lower()
         if not trial_id or not item_id or label not in LABELS:
             raise InputError(str(path), f"line {n}: need trial_id, item_id and a label of "
-                             f"yes, no or abstain (got {label!r})")
-        out[(str(trial_id).strip(), str(item_id).strip())] = label
+                             f"yes, no or abstain (got {shorten(label, 40)!r})")
+        key = (sys.intern(str(trial_id).strip()), sys.intern(str(item_id).strip()))
+        if out.setdefault(key, sys.intern(label)) != label:
+            raise InputError(str(path), f"line {n}: trial {shorten(key[0], 80)!r} item "
+                             f"{shorten(key[1], 80)!r} is labelled {label!r} here and "
+                             f"{out[key]!r} on line {_first(path, key)}; keep one")
     return out
 
 
+def _first(path: Path, key: tuple[str, ...]) -> int:
+    """The line that first names ``key`` (read again only to report a contradiction)."""
+    names = ("trial_id", "item_id")[:len(key)]
+    return next(n for n, row in read_rows(path)
+                if tuple(str(row.get(k) or "").strip() for k in names) == key)
+
+
 def read_scores(path: Path) -> dict[str, float]:
-    """trial_id -> the person's score of the trial (``trial_id,score`` rows)."""
+    """trial_id -> the person's score of the trial (``trial_id,score`` rows); a score that is
+    not a finite number, or a trial scored twice differently, is refused naming the line."""
     out: dict[str, float] = {}
     for n, row in read_rows(path):
         try:
-            out[str(row["trial_id"]).strip()] = float(row["score"])
+            trial_id, score = str(row["trial_id"]).strip(), float(row["score"])
         except (KeyError, TypeError, ValueError):
             raise InputError(str(path), f"line {n}: need trial_id and a numeric score") from None
+        if not math.isfinite(score):
+            raise InputError(str(path), f"line {n}: the score {score} is not a finite number")
+        if out.setdefault(trial_id, score) != score:
+            raise InputError(str(path), f"line {n}: trial {shorten(trial_id, 80)!r} is scored "
+                             f"{score:g} here and {out[trial_id]:g} on line "
+                             f"{_first(path, (trial_id,))}; keep one")
     return out
 
 
@@ -88,8 +143,8 @@ def label_validation(store: RunStore, path: Path) -> dict[str, Any]:
     """The run's labels (the LLM judge's, or the verifier's in a run without a model; and
     each panel judge's) against the person's, per split; or, for a file of per-trial
     scores, Spearman's rho of each of the run's scores with the person's."""
-    rows = read_rows(path)
-    if rows and "score" in rows[0][1] and "item_id" not in rows[0][1]:
+    head = next(iter(read_rows(path)), None)
+    if head and "score" in head[1] and "item_id" not in head[1]:
         return score_validation(store, path)
     person = read_labels(path)
     tasks = {t["trial_id"]: t["task_id"] or "?" for t in store.iter_trials()}
@@ -99,12 +154,11 @@ def label_validation(store: RunStore, path: Path) -> dict[str, Any]:
     for trial_id, item_id, judge, sample, judgment in store.votes():
         if sample == 0:
             raters.setdefault(judge, {})[(trial_id, item_id)] = judgment.label
-    missing = [k for k in person if k not in raters["run"]]
+    kept = [k for k in person if k in raters["run"]]
     out: dict[str, Any] = {"file": str(path), "labels": len(person),
-                           "not_in_run": len(missing), "splits": {}}
+                           "not_in_run": len(person) - len(kept), "splits": {}}
     for split in ("dev", "test", "all"):
-        keys = [k for k in person if k not in missing and
-                (split == "all" or split_of(tasks.get(k[0], "?")) == split)]
+        keys = [k for k in kept if split == "all" or split_of(tasks.get(k[0], "?")) == split]
         out["splits"][split] = {
             "items": len(keys), "tasks": len({tasks.get(k[0], "?") for k in keys}),
             "raters": {name: _metrics([person[k] for k in keys],

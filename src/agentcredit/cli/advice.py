@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from agentcredit.checklists.build import REJECTIONS, BuildReport
+from agentcredit.llm.client import ENOUGH_TOKENS
 
 
 def advice(reason: str) -> str:
@@ -43,7 +45,8 @@ def _schema_advice(reason: str) -> str:
     others = [m for m in ("json_schema", "json_object", "prompt") if m != used]
     tries = [f"--structured {others[0]} or {others[1]}" if used else
              "--structured json_object or prompt"]
-    if "cut off at max_tokens" in reason:
+    cut = re.search(r"cut off at max_tokens \((\d+)", reason)
+    if cut and int(cut.group(1)) < ENOUGH_TOKENS:  # past it, more tokens rarely help
         tries.insert(0, "a larger --max-tokens")
     return "the model's answers did not fit the JSON schema: try " + ", ".join(tries) + \
         ", or a stronger model"

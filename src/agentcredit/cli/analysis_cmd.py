@@ -13,10 +13,10 @@ from rich.table import Table
 
 from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_store
 from agentcredit.analysis.labels import label_validation
-from agentcredit.cli.console import fail
+from agentcredit.cli.console import fail, print_read_errors
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, notice
 from agentcredit.cli.text import q
-from agentcredit.errors import AgentCreditError
+from agentcredit.errors import AgentCreditError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.spec import ModelSpec, client_for
@@ -190,6 +190,11 @@ def analyze(
     try:
         if not (run_dir / STORE_NAME).exists():
             loaded = load([run_dir])
+            if not loaded.trials:
+                print_read_errors(console, loaded.errors)
+                raise NothingToDo(f"{run_dir}: " + ("no such file or folder" if not
+                                  run_dir.exists() else "no run store and no trial read "
+                                  "here; give a run folder (--out of `run`) or trial files"))
             result = analyze_trials(loaded.trials, seed=seed, draws=bootstrap)
         else:
             store = RunStore(run_dir)
@@ -212,6 +217,7 @@ def analyze(
         raise fail(console, str(exc)) from None
     print_result(console, result)
     if json_out is not None:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
         json_out.write_text(json.dumps(result, indent=2, default=str) + "\n")
         console.print(f"numbers: {q(json_out)}")
 

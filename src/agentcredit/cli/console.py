@@ -44,12 +44,17 @@ def stepping(console: Console, label: str, total: int | None = None,
     status = RunStatus()
     with bars(console, label) as progress, StatusLines(status) as lines:
         job: TaskID = progress.add_task(label, total=total)
+
+        class Step:  # the job may tell it its total and client (runs.status.tell_progress)
+            def __init__(self) -> None:
+                self.status, self.total = status, total
+
+            def __call__(self, _: str) -> None:
+                progress.update(job, advance=1, total=self.total)
+                lines(label, status.done + 1, self.total or 0)
+
+        step = Step()
         lines(label, 0, total or 0)
-
-        def step(_: str) -> None:
-            progress.advance(job)
-            lines(label, status.done + 1, total or 0)
-
         yield step
         lines.finish(label)
 

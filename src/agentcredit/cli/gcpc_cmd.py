@@ -23,7 +23,7 @@ from agentcredit.cli.options import (
 from agentcredit.cli.run_output import print_judged, print_run, print_summary, reported
 from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
-from agentcredit.llm.spec import ModelSpec
+from agentcredit.llm.spec import ModelSpec, judge_names
 from agentcredit.runs.batched import judge_batched, score_batched
 from agentcredit.runs.pipeline import (
     JudgeRunOptions,
@@ -57,15 +57,16 @@ EvidenceOpt = Annotated[str, typer.Option(
 BudgetOpt = Annotated[int, typer.Option("--budget-tokens",
                                         help="Token budget of one trajectory's evidence view.")]
 JudgesOpt = Annotated[str | None, typer.Option(
-    "--judges", help="Judge models, comma-separated (default: --model): every item gets each "
-    "judge's label, and the majority of the decided labels (ties abstain).")]
+    "--judges", help="Judge models, comma-separated (default: --model; without --model, the "
+    "first judge is the model): every item gets each judge's label, and the majority of the "
+    "decided labels (ties abstain).")]
 SamplesOpt = Annotated[int, typer.Option(
     "--samples", min=1, help="Answers per judge (distinct seeds, temperature 0.7 when >1).")]
 
 
 def with_panel(spec: ModelSpec | None, judges: str | None, samples: int) -> ModelSpec | None:
     """The spec with the judge panel ``--judges`` and ``--samples`` ask for."""
-    names = tuple(n for n in (part.strip() for part in (judges or "").split(",")) if n)
+    names = judge_names(judges)
     if not names and samples == 1:
         return spec
     if spec is None:

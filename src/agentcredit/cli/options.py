@@ -16,7 +16,7 @@ from rich.console import Console
 from agentcredit.cli.console import fail
 from agentcredit.errors import AgentCreditError
 from agentcredit.llm.endpoint import EndpointSettings, environment_base_url, parse_concurrency
-from agentcredit.llm.spec import ModelSpec
+from agentcredit.llm.spec import ModelSpec, judge_names
 from agentcredit.llm.structured import STRUCTURED_CHOICES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -128,6 +128,9 @@ def model_options(*extra: str, cache: str = SHARED_CACHE, concurrency: int = 8) 
             if optional and str(kwargs.get("model") or "").strip().lower() == "none":
                 kwargs["model"] = None  # --model none: no LLM is used, as its help says
             try:
+                judges = judge_names(kwargs.get("judges"))
+                if judges and kwargs.get("model") is None:  # the first judge is the model
+                    kwargs["model"] = judges[0]
                 kwargs["spec"] = model_spec(kwargs.get("model"), default=concurrency, **given)
             except AgentCreditError as exc:
                 raise fail(Console(), str(exc)) from None

@@ -85,8 +85,8 @@ def reward(
         from agentcredit.store.run_store import RunStore
 
         print_result(console, analyze_store(RunStore(out)))
-    if result.summary.failed:
-        raise typer.Exit(1)
+    if result.summary.failed:  # as `run`: 1 when some failed, 2 when nothing was done
+        raise typer.Exit(1 if result.summary.verified or result.summary.resumed else 2)
 
 
 def _print_counts(console: Console, result: RewardResult) -> None:

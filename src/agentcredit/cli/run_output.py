@@ -80,6 +80,9 @@ def print_summary(console: Console, store: RunStore, summary: dict[str, Any],
     for what, value in rows:
         table.add_row(q(what), q(value))
     console.print(table)
+    asked = [j.label for _, j in store.iter_judgments("llm")] if judged and judged.judged else []
+    if asked and set(asked) == {"abstain"}:
+        console.print(f"the model decided no item: all {len(asked)} abstained", soft_wrap=True)
 
 
 def _rigging_rows(rigging: dict[str, Any]) -> list[tuple[str, str]]:
@@ -143,6 +146,9 @@ def nothing_scored(console: Console, result: RunResult) -> None:
     judged = result.judged
     if not result.trials or judged.judged or judged.resumed or result.queued:
         return
+    if holistic := len(RunStore(result.out).holistic()):  # part done: it needs no checklist
+        console.print(f"{holistic} trials scored holistically only (no partial credit)")
+        raise typer.Exit(1)
     why = judged.skipped[0][1] if judged.skipped else "no trial could be judged"
     hint = nothing_scored_hint(result.model, result.checklists)
     console.print(f"[red]no trial scored[/red] ({result.trials} read): {q(escape(why))}; "

@@ -61,7 +61,9 @@ def serve(
         raise fail(console, str(exc)) from None
     console.print(f"serving {q(bank)} with {q(model)} on http://{q(host)}:{q(port)} "
                   "(POST /get_reward, POST /turn_rewards, GET /health, GET /openapi.json); "
-                  "Ctrl-C stops after the requests in flight")
+                  f"a sample it cannot score gets {q(unscored)}, one whose process part "
+                  "cannot be scored its outcome alone (extra_logs says why); "
+                  "Ctrl-C stops after the requests in flight", soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

@@ -59,7 +59,9 @@ def build(
                   f"{q(result.model)}; embedding {q(result.embedding)}; tau {q(tau)}")
     _build_summary(console, result, out, spec.batch)
     report = result.report
-    if (report.bank is None and report.waiting is None) or report.failed or report.rejected:
+    if report.bank is None and report.waiting is None:
+        raise typer.Exit(2)  # nothing was built (docs/reference/cli.md, "Exit status")
+    if report.failed or report.rejected:
         raise typer.Exit(1)
 
 

@@ -10,7 +10,6 @@ written instead of the process vanishing mid-write.
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -20,7 +19,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TextIO
 
-from agentcredit.errors import Terminated
+from agentcredit.errors import Terminated, env_value
 from agentcredit.runs.status import RunStatus, clock
 
 STATUS_SECONDS = 15.0
@@ -28,10 +27,7 @@ STATUS_SECONDS = 15.0
 
 def status_seconds() -> float:
     """Seconds between status lines (``AGENTCREDIT_STATUS_SECONDS``, else 15)."""
-    try:
-        return max(0.05, float(os.environ.get("AGENTCREDIT_STATUS_SECONDS", STATUS_SECONDS)))
-    except ValueError:
-        return STATUS_SECONDS
+    return max(0.05, float(env_value("AGENTCREDIT_STATUS_SECONDS", STATUS_SECONDS, "positive")))
 
 
 class StatusLines:

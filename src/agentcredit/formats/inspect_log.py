@@ -32,7 +32,7 @@ from typing import Any
 from agentcredit.errors import InputError, PrerequisiteError
 from agentcredit.formats._coerce import opt_str
 from agentcredit.formats._content import arguments_dict
-from agentcredit.safe_io import DEFAULT_MAX_BYTES, open_regular, parse_json
+from agentcredit.safe_io import max_file_bytes, open_regular, parse_json
 from agentcredit.schema import (
     AgentInfo,
     DroppedText,
@@ -75,10 +75,11 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, raw: Any) -> bytes:
     A member that declares more than the limit is refused before anything is inflated; one
     that inflates past what it declares (a decompression bomb) is cut off at that point.
     """
-    limit = min(info.file_size, DEFAULT_MAX_BYTES)
-    if info.file_size > DEFAULT_MAX_BYTES:
+    most = max_file_bytes()
+    limit = min(info.file_size, most)
+    if info.file_size > most:
         raise InputError(info.filename, f"member declares {info.file_size} bytes, over the "
-                         f"{DEFAULT_MAX_BYTES // (1024 * 1024)} MB limit "
+                         f"{most // (1024 * 1024)} MB limit "
                          "(AGENTCREDIT_MAX_FILE_MB raises it)")
     if info.compress_type != ZSTD:
         with archive.open(info) as member:

@@ -49,6 +49,7 @@ from agentcredit.llm.batch_split import (
     split_pending,
 )
 from agentcredit.llm.cache import ResponseCache
+from agentcredit.redact import url_credentials
 
 log = logging.getLogger(__name__)
 TOKEN_KEY = "agentcredit_token"
@@ -101,10 +102,10 @@ class OpenAIBatches:
                  timeout: float = 600.0) -> None:
         import openai
 
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
+        self.base_url, in_url = url_credentials(base_url or os.environ.get("OPENAI_BASE_URL"))
         self.client = openai.OpenAI(base_url=self.base_url, timeout=timeout, max_retries=4,
-                                    api_key=api_key or os.environ.get("OPENAI_API_KEY")
-                                    or "EMPTY")
+                                    api_key=api_key or in_url
+                                    or os.environ.get("OPENAI_API_KEY") or "EMPTY")
 
     def create(self, file: BatchFile, token: str) -> tuple[str, str | None]:
         with file.path.open("rb") as handle:
@@ -149,9 +150,10 @@ class AnthropicBatches:
             import anthropic
         except ImportError:
             raise PrerequisiteError("anthropic", "anthropic") from None
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
+        self.base_url, in_url = url_credentials(base_url or
+                                                os.environ.get("ANTHROPIC_BASE_URL"))
         self.client = anthropic.Anthropic(base_url=self.base_url, timeout=timeout,
-                                          max_retries=4, api_key=api_key
+                                          max_retries=4, api_key=api_key or in_url
                                           or os.environ.get("ANTHROPIC_API_KEY") or "EMPTY")
 
     def create(self, file: BatchFile, token: str) -> tuple[str, str | None]:

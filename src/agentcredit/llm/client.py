@@ -485,6 +485,7 @@ class ModelClient:
                 self.ledger.answered(self.model_id, answer.usage)
                 return answer
             except ProviderError as exc:
+                self.ledger.answers += exc.status is not None  # an HTTP error is an answer
                 if exc.kind == "timeout":
                     hold = min(self.timeout, 60.0)
                 raise
@@ -604,11 +605,19 @@ def _margin(window: int) -> int:
     return max(32, window // 32)
 
 
+ENOUGH_TOKENS = 2048
+"""Answer tokens past which a cut-off JSON answer is advised a form or model, not more tokens."""
+
+
 def _answer_problem(answer: Any, error: str, body: dict[str, Any]) -> str:
     """What was wrong with an answer, in words a user acts on."""
     if getattr(answer, "finish_reason", None) == "length":
-        return (f"the answer was cut off at max_tokens ({body.get('max_tokens')} tokens) "
-                f"before the JSON was complete ({error[:160]}); --max-tokens raises the limit")
+        limit = body.get("max_tokens")
+        more = "--max-tokens raises the limit" if (limit or 0) < ENOUGH_TOKENS else \
+            ("more tokens are unlikely to help (a JSON answer this long is most likely a "
+             "model repeating itself): try another --structured form or a stronger model")
+        return (f"the answer was cut off at max_tokens ({limit} tokens) "
+                f"before the JSON was complete ({error[:160]}); {more}")
     if not answer.text.strip():
         return "the answer was empty"
     return error

@@ -16,7 +16,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-from agentcredit.errors import ConfigError
+from agentcredit.errors import ConfigError, env_value
 from agentcredit.llm.structured import STRUCTURED_CHOICES
 
 LOCAL_HOSTS = ("127.", "localhost", "::1", "0.0.0.0", "[::1]", "host.docker.internal")
@@ -59,18 +59,10 @@ class EndpointSettings:
             (600.0, None)
             >>> del os.environ["AGENTCREDIT_TIMEOUT"]
         """
-        def number(name: str, kind: type) -> Any:
-            text = os.environ.get(f"AGENTCREDIT_{name}", "").strip()
-            try:
-                return kind(text) if text else None
-            except ValueError:
-                raise ConfigError(f"AGENTCREDIT_{name}={text!r} is not a number") from None
-
-        timeout = number("TIMEOUT", float)
-        return cls(timeout=cls.timeout if timeout is None else timeout,
-                   max_tokens=number("MAX_TOKENS", int),
+        return cls(timeout=env_value("AGENTCREDIT_TIMEOUT", cls.timeout, "positive"),
+                   max_tokens=env_value("AGENTCREDIT_MAX_TOKENS", None, "count"),
                    structured=os.environ.get("AGENTCREDIT_STRUCTURED", "").strip() or "auto",
-                   context_tokens=number("CONTEXT_TOKENS", int),
+                   context_tokens=env_value("AGENTCREDIT_CONTEXT_TOKENS", None, "count"),
                    concurrency=parse_concurrency(
                        os.environ.get("AGENTCREDIT_CONCURRENCY") or None, base_url))
 

@@ -72,6 +72,8 @@ class ModelSpec:
     def __post_init__(self) -> None:
         if self.samples < 1:
             raise ConfigError("--samples must be at least 1")
+        object.__setattr__(self, "judges", judge_names(",".join(self.judges))
+                           if self.judges else ())
         for name in ("cache", "prices"):  # a path given as text is a path
             if isinstance(getattr(self, name), str):
                 object.__setattr__(self, name, Path(getattr(self, name)))
@@ -188,3 +190,20 @@ def _prices(path: Path) -> dict[str, Price]:
         return load_prices(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ConfigError(f"{path}: not a price table ({exc})") from None
+
+
+def judge_names(text: str | None) -> tuple[str, ...]:
+    """The models of ``--judges A,B`` (none for None); an empty or repeated name is a
+    ConfigError (one judge's repeated answers are ``--samples``).
+
+    >>> judge_names("a/x, b/y"), judge_names(None)
+    (('a/x', 'b/y'), ())
+    """
+    names = tuple(part.strip() for part in (text or "").split(",")) if text is not None else ()
+    if not all(names):
+        raise ConfigError(f"--judges {text!r}: an empty judge name; give provider/model names "
+                          "separated by commas")
+    if twice := sorted({n for n in names if names.count(n) > 1}):
+        raise ConfigError(f"--judges {text!r}: {twice[0]} is named twice; one judge's "
+                          "repeated answers are --samples")
+    return names

@@ -29,6 +29,9 @@ class UsageLedger:
     prices: dict[str, Price] = field(default_factory=dict)
     calls: int = 0
     retries: int = 0
+    answers: int = 0
+    """Requests the server answered (an answer or an HTTP error); ``calls - answers`` were
+    given up at the timeout or dropped, and a server never logs those."""
     cache_hits: int = 0
     replayed_failures: int = 0
     input_tokens: int = 0
@@ -47,6 +50,7 @@ class UsageLedger:
 
     def answered(self, model: str, usage: Usage) -> None:
         """One request came back with an answer: its tokens and cost."""
+        self.answers += 1
         self.input_tokens += usage.input
         self.cached_input_tokens += usage.cached_input
         self.output_tokens += usage.output
@@ -101,6 +105,7 @@ class UsageLedger:
         return {
             "calls": self.calls,
             "retries": self.retries,
+            "answered": self.answers,
             "cache_hits": self.cache_hits,
             "replayed_failures": self.replayed_failures,
             "input_tokens": self.input_tokens,

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from agentcredit.errors import ConfigError, InputError
+from agentcredit.errors import ConfigError, InputError, env_value
 from agentcredit.evidence.dataflow import flow_of
 from agentcredit.formats.openai_messages import messages_to_steps
 from agentcredit.llm.client import Model
@@ -133,8 +133,10 @@ class SkillRubricReward:
         if rubric not in RUBRICS:
             raise ConfigError(f"rubric {rubric!r}: use one of {', '.join(RUBRICS)}")
         self.checklists, self.rubric, self.task_column = checklists or {}, rubric, task_column
-        if not rigging_penalty >= 0:
-            raise ConfigError(f"rigging_penalty must be 0 or more, not {rigging_penalty}")
+        if not 0 <= rigging_penalty < math.inf or not math.isfinite(process_weight):
+            raise ConfigError(f"rigging_penalty must be a finite number of 0 or more and "
+                              f"process_weight a finite number, not {rigging_penalty} and "
+                              f"{process_weight}")
         self.rigging_penalty = rigging_penalty
         self.answer_column = answer_column
         self.outcome_column = outcome_column
@@ -251,14 +253,21 @@ class SkillRubricReward:
         verdict = await verify_trial(trial, skill, self.verifier, _text(prompt),
                                      checklist=checklist, rubric=self.rubric)
         if not isinstance(verdict, TrialVerdict):
-            detail.update(process=f"verifier: {verdict}", process_code="verifier_failed")
+            why = getattr(verdict, "reason", None) or "its answer waits for a batch (--batch)"
+            detail.update(process=f"the turn verifier failed: {' '.join(str(why).split())}",
+                          process_code="verifier_failed")
             return None
         criteria = criteria_of(skill, checklist, self.rubric)
         satisfaction = rubric_satisfaction(verdict, criteria)
         detail.update(satisfaction=satisfaction, criteria=criteria, rubric=self.rubric)
         detail.update({k: v for k, v in (("checklist_hash", verdict.checklist_hash),
                                           ("skill_hash", verdict.skill_hash)) if v})
-        if satisfaction is None:
+        failed = [v for v in verdict.criteria if v.status == "failed"]
+        if satisfaction is None and failed:  # e.g. its answer named criteria of other ids
+            detail.update(process=f"the turn verifier gave no usable verdict for {len(failed)} "
+                          f"of {len(verdict.criteria)} criteria ({failed[0].criterion_id}: "
+                          f"{failed[0].rationale})", process_code="verifier_failed")
+        elif satisfaction is None:
             detail.update(process="the verifier found no rubric criterion applicable",
                           process_code="no_applicable_criterion")
         detail["verdict"] = verdict
@@ -385,14 +394,12 @@ def compute_score_batch(data_sources: Sequence[str], solution_strs: Sequence[str
 def verl_reward() -> SkillRubricReward:
     """The reward the environment configures, built once per process and settings."""
     model = os.environ.get("AGENTCREDIT_VERIFIER_MODEL") or None
-    base_url = os.environ.get("AGENTCREDIT_BASE_URL") or None
+    base_url = env_value("AGENTCREDIT_BASE_URL", None, "url")
     where = base_url or (environment_base_url(model) if model else None)
     return shared_reward(os.environ.get("AGENTCREDIT_BANK") or None, model,
-                         process_weight=float(os.environ.get("AGENTCREDIT_PROCESS_WEIGHT",
-                                                             "0.5")),
+                         process_weight=env_value("AGENTCREDIT_PROCESS_WEIGHT", 0.5),
                          base_url=base_url, cache=os.environ.get("AGENTCREDIT_CACHE") or None,
-                         rigging_penalty=float(os.environ.get("AGENTCREDIT_RIGGING_PENALTY",
-                                                              "0")),
+                         rigging_penalty=env_value("AGENTCREDIT_RIGGING_PENALTY", 0.0, low=0),
                          endpoint=EndpointSettings.from_environment(where),
                          checklists=os.environ.get("AGENTCREDIT_CHECKLISTS") or None,
                          rubric=os.environ.get("AGENTCREDIT_RUBRIC") or "skill")

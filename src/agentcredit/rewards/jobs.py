@@ -36,6 +36,7 @@ from agentcredit.rewards.run import (
     verify_all,
 )
 from agentcredit.rewards.table import RewardTable
+from agentcredit.runs.status import tell_progress
 from agentcredit.schema import Checklist, ReadError, Skill, SkillBank, Task, Trial
 from agentcredit.schema.turns import rubric_key
 from agentcredit.skills.bank import load_bank, skill_hash
@@ -150,6 +151,7 @@ async def turn_rewards_async(
     store = RunStore(out)
     try:
         assignments = _assignments(paths, survey, plan, instructions, owned, shown)
+        tell_progress(progress, client, len(shown))
         summary = await verify_all(store, assignments, client, seed=seed,
                                    budget_tokens=budget_tokens,
                                    concurrency=concurrency_of(model), progress=progress,

@@ -12,13 +12,12 @@ the ledger: open batches are collected, nothing that was sent is sent again.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Unpack
 
-from agentcredit.errors import AgentCreditError
+from agentcredit.errors import AgentCreditError, env_value
 from agentcredit.llm.batch_api import (
     Backend,
     Backoff,
@@ -50,7 +49,7 @@ class BatchPlan:
     max_requests: int | None = None
     max_mb: float | None = None
     backoff: Backoff = field(default_factory=lambda: Backoff(
-        first=float(os.environ.get("AGENTCREDIT_BATCH_POLL_SECONDS", "5"))))
+        first=env_value("AGENTCREDIT_BATCH_POLL_SECONDS", 5.0, "positive")))
 
     def limits(self) -> dict[str, BatchLimits]:
         """Each provider's documented limits, lowered to the asked ones."""

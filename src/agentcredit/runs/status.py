@@ -70,3 +70,12 @@ def clock(seconds: float) -> str:
     if hours:
         return f"{hours}h{minutes:02d}m{secs:02d}s"
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def tell_progress(progress: object, client: ModelClient | None, total: int) -> None:
+    """Tell a step callback that watches a :class:`RunStatus` (the CLI's ``stepping``) the
+    job's model client (its requests in flight) and how many units there are to do."""
+    status = getattr(progress, "status", None)
+    if isinstance(status, RunStatus):
+        status.client = client
+        setattr(progress, "total", total)  # noqa: B010 - a plain callable's attribute

@@ -13,7 +13,10 @@ Endpoints:
   ``--unscored fallback:<value>`` to send that value instead), and ``extra_logs.unscored``
   says why (``{"code", "reason"}``). A label may name its task, as a JSON object
   ``{"task_id": ..., "ground_truth": ...}`` (the service's ``--rubric checklist|both``
-  verifies that task's frozen checklist; ``extra_logs.checklist_hash`` names it).
+  verifies that task's frozen checklist; ``extra_logs.checklist_hash`` names it). A sample
+  whose label was checked but whose process part could not be scored gets its outcome
+  alone, and ``extra_logs.process_unscored`` says so (``{"code", "reason"}``, null for the
+  others).
 - ``POST /turn_rewards`` — ``{"trajectories": [{"prompt", "completion", "skill_id"?,
   "task_id"?, "ground_truth"?, "outcome"?, "group"?}]}`` (completions as text or chat
   messages with tool calls; ``outcome``: the environment's own, instead of checking an
@@ -149,6 +152,8 @@ class _Service:
                            "checklist_hash": [d.get("checklist_hash") for _, d in scored],
                            "unscored": [_why(d) if s is None else None
                                         for (_, d), s in zip(scored, rewards, strict=True)],
+                           "process_unscored": [_process_why(d, s) for (_, d), s in
+                                                zip(scored, rewards, strict=True)],
                            "rigging": [d.get("rigging") or None for _, d in scored]}}))
 
     async def turn_rewards(self, request: Request) -> Response:
@@ -295,6 +300,15 @@ def _why(detail: dict[str, Any]) -> dict[str, str]:
     """Why a sample got no reward: a stable code and a sentence."""
     return {"code": str(detail.get("unscored_code") or "nothing_applies"),
             "reason": str(detail.get("unscored") or "nothing applies")}
+
+
+def _process_why(detail: dict[str, Any], reward: float | None) -> dict[str, str] | None:
+    """Why a sample's reward is its outcome alone (the process part could not be scored):
+    a stable code and a sentence; None when the reward holds both parts or is null."""
+    if reward is None or "process_code" not in detail:
+        return None
+    return {"code": str(detail["process_code"]),
+            "reason": f"{detail.get('process')}: the reward is the outcome alone"}
 
 
 def _text(value: Any) -> str:

@@ -17,14 +17,13 @@ the call raises a ConfigError naming the sample (verl needs a number, never a si
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 
-from agentcredit.errors import ConfigError
+from agentcredit.errors import ConfigError, env_value
 
 _CLIENTS: dict[str, httpx.Client] = {}
 _LOCK = threading.Lock()
@@ -33,13 +32,13 @@ _LOCK = threading.Lock()
 def _client(url: str) -> httpx.Client:
     with _LOCK:
         if url not in _CLIENTS:
-            seconds = float(os.environ.get("AGENTCREDIT_REWARD_TIMEOUT") or 600)
+            seconds = env_value("AGENTCREDIT_REWARD_TIMEOUT", 600.0, "positive")
             _CLIENTS[url] = httpx.Client(base_url=url, timeout=httpx.Timeout(seconds))
         return _CLIENTS[url]
 
 
 def _url() -> str:
-    url = os.environ.get("AGENTCREDIT_REWARD_URL")
+    url: str | None = env_value("AGENTCREDIT_REWARD_URL", None, "url")
     if not url:
         raise ConfigError("AGENTCREDIT_REWARD_URL is not set (the URL of `agentcredit serve`)")
     return url.rstrip("/").removesuffix("/get_reward")  # also as OpenRLHF writes it

@@ -92,6 +92,7 @@ class TurnRewardsRequest(_Model):
 class GetRewardResponse(BaseModel):
     """Rewards (``outcome + λ·S``), scores clipped to [0, 1], and ``extra_logs`` with
     ``unscored``: per sample, why it got no reward (``{"code", "reason"}``, or null),
+    ``process_unscored``: per sample, why its reward is the outcome alone (or null),
     ``unscored_policy`` and ``rigging``: per sample, the actions that rig its measurement
     (or null). A sample that cannot be scored gets a null reward and score; OpenRLHF's float
     list cannot carry null, so a service for it is started with ``--unscored
@@ -103,8 +104,10 @@ class GetRewardResponse(BaseModel):
 
 
 class TurnResult(BaseModel):
-    """One trajectory's reward (null with ``detail.process`` or ``detail.error`` saying why
-    nothing applied), outcome, rubric satisfaction and per-turn advantages."""
+    """One trajectory's reward (null with ``detail.unscored_code`` and ``detail.unscored``
+    saying why; the outcome alone with ``detail.process_code`` and ``detail.process`` when
+    only the process part could not be scored), outcome, rubric satisfaction and per-turn
+    advantages."""
 
     reward: float | None
     outcome: float | None

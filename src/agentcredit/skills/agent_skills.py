@@ -28,6 +28,7 @@ import yaml
 
 from agentcredit.errors import InputError
 from agentcredit.formats.structured import parse_yaml
+from agentcredit.redact import redact_text
 from agentcredit.safe_io import check_confined, confined_to, read_text
 from agentcredit.schema import Lineage, Skill
 from agentcredit.schema.skill import SkillFile
@@ -101,7 +102,7 @@ def _import_paths(paths: list[Path]) -> ImportResult:
         for file in ([path] if path.is_file() else list(skill_md_paths(path))):
             found = True
             try:
-                text = read_text(file)
+                text = redact_text(read_text(file))  # a key planted in a skill stays out
                 if file.suffix == ".json":
                     result.skills += parse_skillrl(text, str(file))
                 else:
@@ -142,9 +143,10 @@ def folder_manifest(folder: Path) -> tuple[dict[str, SkillFile], list[tuple[str,
         except InputError as exc:
             skipped.append((exc.path, exc.reason))
             continue
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        data = redacted_bytes(path.read_bytes())
         files[path.relative_to(folder).as_posix()] = SkillFile(
-            sha256=digest, mode=stat.S_IMODE(info.st_mode), size=info.st_size)
+            sha256=hashlib.sha256(data).hexdigest(), mode=stat.S_IMODE(info.st_mode),
+            size=len(data))
     return files, skipped
 
 
@@ -153,12 +155,22 @@ def store_files(skill: Skill, source: Path, root: Path) -> None:
     replacing whatever an earlier skill of that id left there."""
     shutil.rmtree(inside(root, skill.id), ignore_errors=True)
     for rel, ref in skill.files.items():
-        data = (source / rel).read_bytes()
+        data = redacted_bytes((source / rel).read_bytes())
         if hashlib.sha256(data).hexdigest() != ref.sha256:
             raise InputError(str(source / rel), "changed while it was being imported")
         target = safe_join(inside(root, skill.id), rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+
+
+def redacted_bytes(data: bytes) -> bytes:
+    """A skill file as the bank keeps it: text with every secret redacted (the one
+    redaction); binary content as it is."""
+    try:
+        text = data.decode("utf-8") if b"\x00" not in data else None
+    except UnicodeDecodeError:
+        text = None
+    return data if text is None else redact_text(text).encode("utf-8")
 
 
 def safe_join(root: Path, rel: str) -> Path:
@@ -204,7 +216,7 @@ def export_skill_md(skills: list[Skill], out: Path, files_root: Path | None = No
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / SKILL_FILE
         with path.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(f"---\n{header}---\n{skill.guidance_text()}")
+            handle.write(redact_text(f"---\n{header}---\n{skill.guidance_text()}"))
         written.append(path)
     return written
 
@@ -229,7 +241,7 @@ def _copy_folder(skill: Skill, files_root: Path, folder: Path) -> bool:
                              "of it (edited after import)")
         target = safe_join(folder, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        target.write_bytes(redacted_bytes(data))  # also a bank imported before redaction
         os.chmod(target, ref.mode)
     return verbatim
 

@@ -17,6 +17,7 @@ from agentcredit.formats import TrialStream, load
 from agentcredit.llm.cache import ResponseCache, default_cache_path
 from agentcredit.llm.client import ModelClient
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
+from agentcredit.runs.status import tell_progress
 from agentcredit.schema import ReadError, Skill, SkillBank, Task
 from agentcredit.skills.agent_skills import FILES_DIR, import_paths, store_files
 from agentcredit.skills.bank import BANK_NAME, freeze_bank, load_bank, make_bank
@@ -107,6 +108,7 @@ async def import_skills_async(
                              resolution.table, read.errors)
         skills, rubrics = resolution.skills, None
         if client is not None and skills:
+            tell_progress(progress, client, len(skills))
             skills, rubrics = await derive_rubrics(skills, client, concurrency=concurrency,
                                                    progress=progress)
     finally:

@@ -78,7 +78,8 @@ def resolve_ids(read: Iterable[Skill], existing: Iterable[Skill] = (), *,
             if want_rubrics and bank[bank_id].rubric is None:
                 by_content[digest] = len(result.skills)
                 result.skills.append(skill.model_copy(update={"id": bank_id}))
-                result.table.append((bank_id, source, "already in the bank: gets its rubric"))
+                result.table.append((bank_id, source, "already in the bank without a rubric: "
+                                     "its rubric is asked for"))
             else:
                 result.table.append((bank_id, source, "already in the bank: kept as it is"))
             continue

@@ -19,7 +19,7 @@ from agentcredit.llm.providers.base import (
     status_kind,
 )
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
-from agentcredit.redact import add_secret
+from agentcredit.redact import add_secret, url_credentials
 
 _TOOL = "answer"
 _SDK_PARAMS = {"model", "messages", "max_tokens", "system", "tools", "tool_choice",
@@ -44,8 +44,9 @@ class AnthropicProvider(LoopBoundClient):
         _sdk()
         super().__init__()
         self.model = model
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
-        self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or "not-set"
+        self.base_url, in_url = url_credentials(base_url or
+                                                os.environ.get("ANTHROPIC_BASE_URL"))
+        self.api_key = api_key or in_url or os.environ.get("ANTHROPIC_API_KEY") or "not-set"
         add_secret(self.api_key)  # never sent or written, wherever it shows
 
     def _make_client(self) -> Any:

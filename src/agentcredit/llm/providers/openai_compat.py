@@ -36,7 +36,7 @@ from agentcredit.llm.providers.base import (
 )
 from agentcredit.llm.structured import apply_mode
 from agentcredit.llm.types import GenerationConfig, ImagePart, Message, Usage
-from agentcredit.redact import add_secret
+from agentcredit.redact import add_secret, url_credentials
 
 
 class OpenAICompatProvider(LoopBoundClient):
@@ -48,8 +48,8 @@ class OpenAICompatProvider(LoopBoundClient):
                  api_key: str | None = None) -> None:
         super().__init__()
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "not-needed"
+        self.base_url, in_url = url_credentials(base_url or os.environ.get("OPENAI_BASE_URL"))
+        self.api_key = api_key or in_url or os.environ.get("OPENAI_API_KEY") or "not-needed"
         add_secret(self.api_key)  # never sent or written, wherever it shows
         self.mode = "json_schema"
         """How a schema is asked (``agentcredit.llm.structured``); the client sets it."""
