@@ -35,6 +35,7 @@ from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_o
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
+from agentcredit.runs.merge import Shard, check_shard
 from agentcredit.runs.status import RunStatus
 from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
@@ -112,6 +113,7 @@ class ScoreOptions(TypedDict, total=False):
     inspect_scorer: str | None
     progress: Progress | None
     workers: int
+    shard: str | Shard | None
 
 
 def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
@@ -139,7 +141,7 @@ async def score_async(
     model: ModelLike | None = None, rules: Path | str | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
     fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None, workers: int = 1,
+    progress: Progress | None = None, workers: int = 1, shard: str | Shard | None = None,
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
@@ -149,6 +151,9 @@ async def score_async(
     A ``progress`` that is (or has as its ``status``) a ``RunStatus`` learns the client too.
     ``workers``: processes that judge trials (:func:`agentcredit.runs.judging.judge_trials`;
     more than one needs a script guarded by ``if __name__ == "__main__"``).
+    ``shard`` (``K/N``): judge only the trials whose id hashes to shard K of N, so that N
+    machines running the same command cover the trials once (``agentcredit merge`` joins
+    their run folders); a run folder resumes only as the shard it started as.
     Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
 
     Raises:
@@ -157,7 +162,7 @@ async def score_async(
         NothingToScore: nothing in the inputs can be scored.
         AgentCreditError: a checklist that was edited after freezing, an unusable store.
     """
-    out = Path(out)
+    out, part = Path(out), Shard.parse(shard) if shard else None
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
@@ -169,7 +174,9 @@ async def score_async(
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
                                                    client, concurrency_of(model), progress)
         store, meta = RunStore(out), {"command": "run", "tasks": str(tasks), "trials": str(
-            trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
+            trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
+            "shard": str(part) if part else None}
+        check_shard(store, part)
 
         def provenance(skipped: list[ReadError]) -> None:
             stamp_meta(store, {**meta, **_judge_meta(
@@ -184,7 +191,7 @@ async def score_async(
         with summary_if_interrupted(out, fmt):  # all checklists queued: no trial is read
             judged = await _judge(store, trial_stream, checklists, task_list, options,
                                   progress, close=client is not model,
-                                  read=not (report.deferred and not checklists))
+                                  read=not (report.deferred and not checklists), shard=part)
         _no_inspect_score(errors := [*task_errors, *trial_stream.result.errors])
         provenance(errors)  # the report waits until no request waits for a batch
         path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=not (
@@ -418,9 +425,13 @@ def _trial_stream(store: RunStore, trials: Path, checklists: dict[str, Checklist
     return TrialStream([trials], inspect_scorer=inspect_scorer, finished=finished.get)
 
 
-async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]:
-    """The stream's trials, each one's folder and fingerprint recorded as it passes."""
+async def _indexed(store: RunStore, trials: TrialStream, shard: Shard | None,
+                   ) -> AsyncIterator[Trial]:
+    """The stream's trials (of ``shard`` only), each one's folder and fingerprint recorded
+    as it passes."""
     async for trial in trials:
+        if shard is not None and not shard.takes(trial.id):
+            continue
         where = trials.folder_of(trial)
         if where is not None:
             store.record_input(trial.id, *where)
@@ -429,12 +440,12 @@ async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]
 
 async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Checklist],
                  tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
-                 close: bool, read: bool = True) -> JudgeSummary:
+                 close: bool, read: bool = True, shard: Shard | None = None) -> JudgeSummary:
     """Judge the stream's trials (``read`` false: none, the stream is left unread)."""
     try:
         if not read:
             return JudgeSummary()
-        summary = await judge_trials(store, _indexed(store, trials), checklists,
+        summary = await judge_trials(store, _indexed(store, trials, shard), checklists,
                                      {t.id: t for t in tasks}, options,
                                      progress=_stepper(progress, "judging", trials))
         summary.trials += trials.skipped
