@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import agentcredit
 from agentcredit.cli.app import app
 from agentcredit.llm import register_script
-from agentcredit.runs.merge import Shard
+from agentcredit.runs.shard import Shard
 from tests.conftest import EXAMPLES
 from tests.judging import scripted_judge
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from agentcredit.analysis.studies import (
     skill_pair_study,
     trial_rows,
 )
+from agentcredit.errors import InputError
 from agentcredit.formats import load
 from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
@@ -44,7 +46,11 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                                         stored.row["checks"]):
                 counts.add(pair)
 
-    rows, checklists = trial_rows(store, each=pairs_of)
+    ratings, preference_pairs = read_human_labels(human) if human is not None else ({}, [])
+    wanted = {*ratings, *(t for a, b, _ in preference_pairs for t in (a, b)),
+              *(_paired_ids(Path(pairs)) if pairs not in (None, "auto") else ())}
+    rows, checklists = trial_rows(store, each=pairs_of, hold=lambda row: row.trial_id in wanted
+                                  or row.condition in ("skills", "no-skills"))
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],
@@ -56,16 +62,26 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     if panel is not None:
         result["panel"] = panel
     if compare is not None:
-        other, _ = trial_rows(compare)
+        other, _ = trial_rows(compare, hold=lambda _: False)
         result["compare"] = compare_runs(rows, other, rng, draws=draws)
     if human is not None:
-        ratings, preference_pairs = read_human_labels(human)
-        result["human"] = human_agreement(rows, ratings, preference_pairs, rng, draws=draws)
+        result["human"] = human_agreement(rows.held, ratings, preference_pairs, rng,
+                                          draws=draws)
     if pairs is not None:
-        matched = match_skill_pairs(rows, None if pairs == "auto" else Path(pairs))
+        matched = match_skill_pairs(rows.held, None if pairs == "auto" else Path(pairs))
         if matched:
             result["skill_pairs"] = skill_pair_study(matched, checklists, threshold=threshold)
     return result
+
+
+def _paired_ids(pairing: Path) -> set[str]:
+    """The trial ids a pairing CSV names (their rows are held for the skill-pair study)."""
+    try:
+        with pairing.open(newline="", encoding="utf-8") as handle:
+            return {row.get(k) or "" for row in csv.DictReader(handle)
+                    for k in ("no_skills", "skills")}
+    except OSError as exc:
+        raise InputError(str(pairing), f"cannot read: {exc.strerror or exc}") from None
 
 
 async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0

@@ -6,7 +6,6 @@ model or seed."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import sqlite3
@@ -17,6 +16,7 @@ from typing import Any
 from agentcredit.analysis.analyze import analyze_store
 from agentcredit.errors import ConfigError
 from agentcredit.report.build import write_report
+from agentcredit.runs.pipeline import write_scores
 from agentcredit.store.run_store import STORE_NAME, RunStore
 
 SAME_IN_EVERY_SHARD = ("model", "rules", "seed", "judge_prompt_version",
@@ -27,45 +27,6 @@ _COPIED = ("trials", "judgments", "votes", "done", "holistic", "turn_verdicts", 
 _RENUMBERED = {"responses": "trial_id, kind, model, ok, text, usage, cached, request_id, "
                "latency_s, failure, at",
                "errors": "trial_id, stage, message, at, resolved_at"}
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Shard ``index`` of ``count`` (1-based): the trials whose id hashes to it."""
-
-    index: int
-    count: int
-
-    @classmethod
-    def parse(cls, value: str | Shard) -> Shard:
-        """``K/N`` as a shard (ConfigError naming ``--shard`` when it is not one).
-
-        >>> Shard.parse("2/3"), str(Shard.parse("1/1"))
-        (Shard(index=2, count=3), '1/1')
-        """
-        if isinstance(value, Shard):
-            return value
-        index, _, count = str(value).partition("/")
-        if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-            raise ConfigError(f"--shard must be K/N with 1 <= K <= N (e.g. 1/4), not {value!r}")
-        return cls(int(index), int(count))
-
-    def takes(self, trial_id: str) -> bool:
-        """Whether this shard judges ``trial_id`` (the same answer on every machine)."""
-        digest = hashlib.sha256(trial_id.encode("utf-8", "surrogatepass")).digest()
-        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-
-def check_shard(store: RunStore, shard: Shard | None) -> None:
-    """A run folder resumes only as the shard it started as."""
-    meta = store.meta()
-    if "command" in meta and meta.get("shard") != (str(shard) if shard else None):
-        was = f"shard {meta['shard']}" if meta.get("shard") else "an unsharded run"
-        raise ConfigError(f"{store.path.parent} holds {was}; resume it with the same --shard "
-                          "or use another --out")
 
 
 @dataclass(frozen=True)
@@ -195,8 +156,6 @@ def _move_into(work: Path, out: Path) -> None:
 
 
 def _write_outputs(out: Path, seed: int) -> None:
-    from agentcredit.runs.pipeline import write_scores
-
     store = RunStore(out)
     try:
         write_scores(store, out, "csv")

@@ -35,12 +35,12 @@ from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_o
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
-from agentcredit.runs.merge import Shard, check_shard
+from agentcredit.runs.shard import Shard, check_shard
 from agentcredit.runs.status import RunStatus
 from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
-from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
+from agentcredit.store.scores import SCORE_COLUMNS, ScoreTotals, iter_scores
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as each checklist or trial finishes."""
@@ -519,8 +519,14 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
                  ) -> tuple[Path, dict[str, Any]]:
     """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store
     (``interrupted``: the run stopped before it finished; the summary says so)."""
-    rows = run_scores(store)
-    path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
+    totals = ScoreTotals()
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for score in iter_scores(store):  # written and summed as they come, never held
+            totals.add(score)
+            yield score.row()
+
+    path = write_rows(rows(), run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
     rigging = {t["trial_id"]: [f.model_dump() for f in t["rigging"]]
                for t in store.iter_trials() if t["rigging"]}
     votes = _votes_by_item(store) if store.meta().get("judge_panel") else None
@@ -529,7 +535,7 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
                   **({"votes": votes(t, j.item_id)} if votes and j.source == "llm" else {})}
                  for t, j in store.iter_judgments())
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
-    summary = aggregate(rows)
+    summary = totals.result()
     summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
     summary["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
     if interrupted:
