@@ -66,10 +66,11 @@ def _weighted_ranks(order: NDArray[np.int64], group: NDArray[np.int64],
 
 def _weighted_rho(ra: FloatArray, rb: FloatArray, weight: FloatArray) -> float:
     """Pearson's r of two rank vectors over a multiset (NaN when a side is constant)."""
-    total = weight.sum()
-    da, db = ra - (weight @ ra) / total, rb - (weight @ rb) / total
-    va, vb = weight @ (da * da), weight @ (db * db)
-    return float((weight @ (da * db)) / np.sqrt(va * vb)) if va > 0 and vb > 0 else np.nan
+    total = weight.sum()  # (sums, not BLAS dot products: threaded BLAS spins on a busy box)
+    da, db = ra - (weight * ra).sum() / total, rb - (weight * rb).sum() / total
+    wa, wb = weight * da, weight * db
+    va, vb = (wa * da).sum(), (wb * db).sum()
+    return float((wa * db).sum() / np.sqrt(va * vb)) if va > 0 and vb > 0 else np.nan
 
 
 def _cluster_rhos(a: FloatArray, b: FloatArray, cluster: NDArray[np.int64], n_clusters: int,
