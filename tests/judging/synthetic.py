@@ -85,7 +85,7 @@ def fill_store(run: Path, count: int, *, tasks: int = 100, seed: int = 0) -> Non
             checks = json.dumps({c: "passed" if p else "failed"
                                  for c, p in zip(CHECKS, passed, strict=True)})
             trials.append((tid, f"synthetic-{t % tasks:03d}", "pass" if all(passed) else "fail",
-                           *trial[3:5], checks, *trial[6:]))
+                           trial[3], None, checks, *trial[6:]))  # no skill-pair condition
             for source in ("verifier", "llm"):
                 judgments += [(tid, item, source, rng.choice(labels), None, "", "[]", judged,
                                "openai/judge-model" if source == "llm" else None, "j1", 0)

@@ -69,10 +69,7 @@ def merge_runs(parts: list[Path], out: Path, *, seed: int | None = None) -> Merg
         for store in stores:
             store.close()
     out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists():
-        _move_into(work, out)
-    else:
-        os.replace(work, out)
+    os.replace(work, out)  # (an empty folder is replaced)
     _write_outputs(out, metas[0].get("seed", 0) if seed is None else seed)
     counts = {s.partition("/")[2] for s in shards if s}
     missing = [f"{k}/{n}" for n in counts for k in range(1, int(n) + 1)
@@ -83,8 +80,8 @@ def merge_runs(parts: list[Path], out: Path, *, seed: int | None = None) -> Merg
 def _opened(parts: list[Path], out: Path) -> list[RunStore]:
     if len(parts) < 2:
         raise ConfigError("merge needs at least two run folders")
-    if (out / STORE_NAME).exists():
-        raise ConfigError(f"{out} already holds a run; merge into a new folder")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ConfigError(f"{out} is not empty; merge into a new folder")
     for part in parts:
         if not (part / STORE_NAME).is_file():
             raise ConfigError(f"{part}: no run store here")
@@ -146,13 +143,6 @@ def _copy(merged: RunStore, part: Path, path: Path) -> None:
         raise ConfigError(f"{part}: cannot read its store ({exc})") from None
     finally:
         db.execute("DETACH DATABASE part")
-
-
-def _move_into(work: Path, out: Path) -> None:
-    """The built run into an existing folder that holds no run."""
-    for item in work.iterdir():
-        os.replace(item, out / item.name)
-    work.rmdir()
 
 
 def _write_outputs(out: Path, seed: int) -> None:

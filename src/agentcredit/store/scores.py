@@ -280,17 +280,3 @@ def aggregate(all_rows: Iterable[TrialScore]) -> dict[str, Any]:
     for row in all_rows:
         totals.add(row)
     return totals.result()
-
-
-def rigging_summary(rows: Iterable[TrialScore]) -> dict[str, Any]:
-    """How many trials carry a rigging flag, by kind, and which.
-
-    >>> row = TrialScore(**{**{c: None for c in SCORE_COLUMNS}, "trial_id": "t1",
-    ...                     "rigging": "shims_runner@3; edits_tests@5"})
-    >>> rigging_summary([row])
-    {'trials_flagged': 1, 'by_kind': {'edits_tests': 1, 'shims_runner': 1}, 'flagged': ['t1']}
-    """
-    totals = ScoreTotals()
-    for row in rows:
-        totals.add_rigging(row)
-    return totals.rigging()
