@@ -236,11 +236,9 @@ def report(
 def merge(
     runs: Annotated[list[Path], typer.Argument(help="Run folders: the shards of one run.")],
     out: Annotated[Path, typer.Option("--out", help="The merged run folder (new).")],
-    seed: Annotated[int | None, typer.Option(
-        "--seed", help="Bootstrap seed of the report (default: the runs' seed).")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Report's bootstrap seed.")] = None,
 ) -> None:
-    """One run folder from the shards of a run (`run --shard K/N` on N machines): store,
-    scores, summary and report; refused when the runs are not shards of one run."""
+    """One run folder (store, scores, report) from the shards of a run (`run --shard`)."""
     console = Console()
     try:
         result = merge_runs(runs, out, seed=seed)
@@ -249,5 +247,4 @@ def merge(
     console.print(f"merged {q(result.trials)} trials of shards {q(', '.join(result.shards))} "
                   f"into {q(result.out)}")
     if result.missing:
-        console.print(f"[yellow]not given[/yellow]: shards {q(', '.join(result.missing))} "
-                      "(the merged run covers part of the trials)")
+        console.print(f"[yellow]shards not given[/yellow]: {q(', '.join(result.missing))}")

@@ -99,6 +99,16 @@ class JudgeRunOptions(TypedDict, total=False):
     rules: Path | str | None
 
 
+class TrialSelection(TypedDict, total=False):
+    """Which trials a run reads: ``inspect_scorer`` (an Inspect log's samples scored by
+    that scorer) and ``shard`` (``K/N``: only the trials whose id hashes to shard K of N, so
+    that N machines with one command cover them once; ``agentcredit merge`` joins the N run
+    folders, and a folder resumes only as its shard)."""
+
+    inspect_scorer: str | None
+    shard: str | Shard | None
+
+
 class ScoreOptions(TypedDict, total=False):
     """The keyword options :func:`score` passes on to :func:`score_async`."""
 
@@ -140,43 +150,37 @@ async def score_async(
     tasks: Path | str, trials: Path | str, out: Path | str, *,
     model: ModelLike | None = None, rules: Path | str | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
-    fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None, workers: int = 1, shard: str | Shard | None = None,
+    fmt: str = "csv", evidence: str = "outputs", progress: Progress | None = None,
+    workers: int = 1, **selection: Unpack[TrialSelection],
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
-    ``model`` is a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
-    cache, endpoint settings and concurrency, limits, ``batch``, a judge panel's ``judges``
-    and ``samples``) or a client; its response cache defaults to ``out/responses.sqlite``.
-    A ``progress`` that is (or has as its ``status``) a ``RunStatus`` learns the client too.
-    ``workers``: processes that judge trials (:func:`agentcredit.runs.judging.judge_trials`;
-    more than one needs a script guarded by ``if __name__ == "__main__"``).
-    ``shard`` (``K/N``): judge only the trials whose id hashes to shard K of N, so that N
-    machines running the same command cover the trials once (``agentcredit merge`` joins
-    their run folders); a run folder resumes only as the shard it started as.
-    Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
+    ``model``: a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
+    cache, endpoint settings, limits, ``batch``, a panel's ``judges`` and ``samples``) or a
+    client; its cache defaults to ``out/responses.sqlite``. A ``progress`` that is (or has
+    as ``status``) a ``RunStatus`` learns the client. ``workers``: judging processes (more
+    than one needs a script guarded by ``if __name__ == "__main__"``). ``selection``: see
+    :class:`TrialSelection`. Interrupted, it keeps what finished; ``summary.json`` says so.
 
-    Raises:
-        ConfigError: an option that cannot work (a judging mode without a model, an
-            unknown evidence mode, the run directory in use by another process).
-        NothingToScore: nothing in the inputs can be scored.
-        AgentCreditError: a checklist that was edited after freezing, an unusable store.
+    Raises ConfigError for an option that cannot work (a judging mode without a model, a bad
+    evidence mode or shard, the run folder in use), NothingToScore when nothing in the
+    inputs can be scored, AgentCreditError for an edited checklist or an unusable store.
     """
-    out, part = Path(out), Shard.parse(shard) if shard else None
+    out, part = Path(out), Shard.parse(selection.get("shard"))
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
         client = client_for(model, default_cache=out / "responses.sqlite")
         progress = _watched(progress, client)
+        inspect_scorer = selection.get("inspect_scorer")
         task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
             report, checklists = await _checklists(task_list, out / "checklists", rule_set,
                                                    client, concurrency_of(model), progress)
         store, meta = RunStore(out), {"command": "run", "tasks": str(tasks), "trials": str(
-            trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None,
-            "shard": str(part) if part else None}
-        check_shard(store, part)
+            trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
+        meta["shard"] = check_shard(store, part)
 
         def provenance(skipped: list[ReadError]) -> None:
             stamp_meta(store, {**meta, **_judge_meta(

@@ -17,13 +17,13 @@ class Shard:
     count: int
 
     @classmethod
-    def parse(cls, value: str | Shard) -> Shard:
+    def parse(cls, value: str | Shard | None) -> Shard | None:
         """``K/N`` as a shard (ConfigError naming ``--shard`` when it is not one).
 
         >>> Shard.parse("2/3"), str(Shard.parse("1/1"))
         (Shard(index=2, count=3), '1/1')
         """
-        if isinstance(value, Shard):
+        if value is None or isinstance(value, Shard):
             return value
         index, _, count = str(value).partition("/")
         if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
@@ -39,10 +39,12 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def check_shard(store: RunStore, shard: Shard | None) -> None:
-    """A run folder resumes only as the shard it started as."""
+def check_shard(store: RunStore, shard: Shard | None) -> str | None:
+    """``shard`` as the run's provenance records it; a run folder resumes only as the shard
+    it started as."""
     meta = store.meta()
     if "command" in meta and meta.get("shard") != (str(shard) if shard else None):
         was = f"shard {meta['shard']}" if meta.get("shard") else "an unsharded run"
         raise ConfigError(f"{store.path.parent} holds {was}; resume it with the same --shard "
                           "or use another --out")
+    return str(shard) if shard else None
