@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from agentcredit.analysis.studies import (
     skill_pair_study,
     trial_rows,
 )
-from agentcredit.errors import InputError
 from agentcredit.formats import load
 from agentcredit.formats.join import first_user_message
 from agentcredit.llm.client import Model
@@ -47,10 +45,10 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                 counts.add(pair)
 
     ratings, preference_pairs = read_human_labels(human) if human is not None else ({}, [])
-    wanted = {*ratings, *(t for a, b, _ in preference_pairs for t in (a, b)),
-              *(_paired_ids(Path(pairs)) if pairs not in (None, "auto") else ())}
+    wanted = {*ratings, *(t for a, b, _ in preference_pairs for t in (a, b))}
     rows, checklists = trial_rows(store, each=pairs_of, hold=lambda row: row.trial_id in wanted
-                                  or row.condition in ("skills", "no-skills"))
+                                  or row.condition in ("skills", "no-skills")
+                                  or pairs not in (None, "auto"))  # a pairing CSV: every row
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
     discrimination = outcome_discrimination(rows, rng, draws=draws)
     result.update({"n_trials": discrimination["n_trials"], "auc": discrimination["auc"],
@@ -74,23 +72,13 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     return result
 
 
-def _paired_ids(pairing: Path) -> set[str]:
-    """The trial ids a pairing CSV names (their rows are held for the skill-pair study)."""
-    try:
-        with pairing.open(newline="", encoding="utf-8") as handle:
-            return {row.get(k) or "" for row in csv.DictReader(handle)
-                    for k in ("no_skills", "skills")}
-    except OSError as exc:
-        raise InputError(str(pairing), f"cannot read: {exc.strerror or exc}") from None
-
-
 async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0
                         ) -> dict[str, Any]:
     """The evidence-perturbation study on a run's LLM Yes judgments (needs a model)."""
     rng = np.random.default_rng(seed + 1)
     checklists = store.checklists()
     judged = store.judgments("llm")
-    rows = {r["trial_id"]: r for r in store.trials()}
+    rows = {r["trial_id"]: r for r in store.iter_trials()}
     trials = _reload({r["source_path"] for r in rows.values() if r["source_path"]})
     candidates: list[Candidate] = []
     instructions: dict[str, str] = {}

@@ -36,8 +36,7 @@ class MergeResult:
     out: Path
     trials: int
     shards: list[str]
-    missing: list[str]
-    """Shards of the same N that were not given (the merged run covers part of the trials)."""
+    missing: list[str]  # shards of the same N not given: the run covers part of the trials
 
 
 def merge_runs(parts: list[Path], out: Path, *, seed: int | None = None) -> MergeResult:
@@ -71,9 +70,8 @@ def merge_runs(parts: list[Path], out: Path, *, seed: int | None = None) -> Merg
     out.parent.mkdir(parents=True, exist_ok=True)
     os.replace(work, out)  # (an empty folder is replaced)
     _write_outputs(out, metas[0].get("seed", 0) if seed is None else seed)
-    counts = {s.partition("/")[2] for s in shards if s}
-    missing = [f"{k}/{n}" for n in counts for k in range(1, int(n) + 1)
-               if f"{k}/{n}" not in shards]
+    missing = [f"{k}/{n}" for n in {s.partition("/")[2] for s in shards if s}
+               for k in range(1, int(n) + 1) if f"{k}/{n}" not in shards]
     return MergeResult(out, trials, [s or "unsharded" for s in shards], missing)
 
 

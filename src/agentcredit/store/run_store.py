@@ -151,9 +151,6 @@ class RunStore:
              checklist_hash, trial.started_at, trial.agent.name if trial.agent else None,
              trial.model, json.dumps([f.model_dump() for f in rigging]) if rigging else None))
 
-    def trials(self) -> list[dict[str, Any]]:
-        return list(self.iter_trials())
-
     def iter_trials(self, *, without_checklist: bool = False, by_id: bool = False,
                     ) -> Iterator[dict[str, Any]]:
         """The stored trials one at a time, in the order they were first stored (in trial id
