@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.cli.test_batch_pipeline import responder  # noqa: E402
-from tests.judging.synthetic import write_task, write_trials  # noqa: E402
+from tests.judging.synthetic import fill_store, write_task, write_trials  # noqa: E402
 from tests.llm.fake_batch_server import batch_server_process  # noqa: E402
 from tests.llm.fake_server import server_process  # noqa: E402
 from tests.rewards import scripted_verifier  # noqa: E402
@@ -55,7 +55,7 @@ from tests.skills.helpers import make_skill  # noqa: E402
 from agentcredit.schema import Lineage  # noqa: E402
 from agentcredit.skills.bank import freeze_bank, make_bank  # noqa: E402
 
-MODES = ("run", "batch", "auto", "rewards", "build")
+MODES = ("run", "batch", "auto", "rewards", "build", "analyze", "report")
 MODEL = "openai/judge-model"
 
 
@@ -141,9 +141,27 @@ def build_rss(work: Path, trials: Path, count: int, env: dict[str, str]) -> Peak
                          "--base-url", f"{url}/v1"], env)
 
 
+def analysis_rss(work: Path, count: int, modes: list[str], env: dict[str, str]
+                 ) -> dict[str, Peak]:
+    """``analyze`` and ``report`` of a run store of ``count`` trials over 100 tasks, made
+    straight in the store (:func:`tests.judging.synthetic.fill_store`: verifier and LLM
+    labels, a holistic score), no trial read or judged."""
+    run, one = work / f"store-{count}", work / "one-trial"
+    write_trials(one, 1)
+    peak_rss(["run", str(work / "tasks"), str(one), "--out", str(run)], env)
+    shutil.rmtree(one)
+    fill_store(run, count)
+    found = {mode: peak_rss([mode, str(run)], env) for mode in ("analyze", "report")
+             if mode in modes}
+    shutil.rmtree(run)
+    return found
+
+
 def measure(work: Path, count: int, modes: list[str], url: str,
             env: dict[str, str]) -> dict[str, Peak]:
     """Peak RSS and seconds of each mode over ``count`` fresh trials."""
+    if set(modes) <= {"analyze", "report"}:  # no trial folders needed
+        return analysis_rss(work, count, modes, env)
     tasks, trials = work / "tasks", work / f"trials-{count}"
     write_trials(trials, count, steps=60)
     model = ["--model", MODEL, "--base-url", f"{url}/v1"]
@@ -168,6 +186,8 @@ def measure(work: Path, count: int, modes: list[str], url: str,
     if "build" in modes:
         found["build"] = build_rss(work, trials, count, env)
     shutil.rmtree(trials)
+    if {"analyze", "report"} & set(modes):
+        found.update(analysis_rss(work, count, modes, env))
     return found
 
 

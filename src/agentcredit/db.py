@@ -68,3 +68,30 @@ def connect_read_only(path: Path) -> sqlite3.Connection:
 def connect_reader(path: Path) -> sqlite3.Connection:
     """A second connection for a long read (rows streamed while writers go on)."""
     return sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+
+
+MOUNTS = Path("/proc/mounts")
+NETWORK_FILESYSTEMS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs",
+    "beegfs", "ocfs2", "gfs2", "fuse.sshfs", "fuse.glusterfs", "fuse.s3fs", "fuse.gcsfuse",
+    "fuse.cephfs", "fuse.juicefs"})
+"""Filesystems shared over a network: SQLite's WAL mode needs memory shared by every
+process that opens the file, which they do not give to processes on other machines."""
+
+
+def network_filesystem(path: Path) -> str | None:
+    """The type of the network filesystem ``path`` is on (None: a local one, or unknown:
+    no :data:`MOUNTS` table)."""
+    try:
+        mounts = MOUNTS.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    target, best, kind = path.resolve(), "", ""
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) >= 3:
+            point = fields[1].replace("\\040", " ")
+            if (target == Path(point) or Path(point) in target.parents) and \
+                    len(point) >= len(best):
+                best, kind = point, fields[2]
+    return kind if kind in NETWORK_FILESYSTEMS else None

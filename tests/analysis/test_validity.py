@@ -187,7 +187,7 @@ def test_agreement_counts_a_stream_and_lists_the_first_conflicts(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Pairs are counted as they come; every conflict is counted, the first ones listed."""
     from agentcredit.analysis import agreement as module
-    from agentcredit.analysis.agreement import Pair, agreement
+    from agentcredit.analysis.agreement import AgreementCounts, Pair
 
     monkeypatch.setattr(module, "MAX_CONFLICTS", 2)
     labels = [("yes", "yes"), ("yes", "no"), ("no", "no"), ("no", "yes"), ("abstain", "yes"),
@@ -197,7 +197,10 @@ def test_agreement_counts_a_stream_and_lists_the_first_conflicts(
         for k, (llm, verifier) in enumerate(labels):
             yield Pair(f"t{k}", f"task{k % 2}", "A1", llm, verifier, (), ())
 
-    found = agreement(stream(), np.random.default_rng(0), draws=50)
+    counts = AgreementCounts()
+    for pair in stream():  # counted as they come: a stream is never held
+        counts.add(pair)
+    found = counts.result(np.random.default_rng(0), draws=50)
     assert (found["items"], found["decided_both"], found["conflicts_total"]) == (8, 7, 5)
     assert [c["trial_id"] for c in found["conflicts"]] == ["t1", "t3"]
     assert found["confusion"]["llm_yes"] == {"verifier_yes": 1, "verifier_no": 3,

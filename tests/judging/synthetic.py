@@ -58,3 +58,42 @@ def write_trials(root: Path, count: int, *, steps: int = 30, task: str = "synthe
             "trial_name": folder.name, "task_name": task, "exception_info": None,
             "verifier_result": {"rewards": {"reward": float(all(passed))}}}))
     return job
+
+
+def fill_store(run: Path, count: int, *, tasks: int = 100, seed: int = 0) -> None:
+    """Grow the run folder ``run`` (one finished ``run`` of one synthetic trial, no model)
+    to ``count`` trials over ``tasks`` tasks, straight into its store: the template trial's
+    rows copied with random outcomes, checks, verifier and LLM labels and a holistic score,
+    as a model run would leave them (for the analysis and report at any N, no judging)."""
+    import sqlite3
+
+    rng = random.Random(seed)
+    db = sqlite3.connect(run / "run.sqlite")
+    [trial] = db.execute("SELECT * FROM trials").fetchall()
+    items = [r[0] for r in db.execute("SELECT DISTINCT item_id FROM judgments")]
+    judged = db.execute("SELECT checklist_hash FROM judgments LIMIT 1").fetchone()[0]
+    db.execute("DELETE FROM trials")
+    db.execute("DELETE FROM judgments")
+    db.execute("DELETE FROM done")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('model', '\"openai/judge-model\"')")
+    labels = ("yes", "no", "abstain")
+    for start in range(0, count, 10_000):
+        trials, judgments, holistic = [], [], []
+        for t in range(start, min(count, start + 10_000)):
+            tid = f"synthetic-{t % tasks:03d}__{t:07d}"
+            passed = [rng.random() < 0.7 for _ in CHECKS]
+            checks = json.dumps({c: "passed" if p else "failed"
+                                 for c, p in zip(CHECKS, passed, strict=True)})
+            trials.append((tid, f"synthetic-{t % tasks:03d}", "pass" if all(passed) else "fail",
+                           trial[3], None, checks, *trial[6:]))  # no skill-pair condition
+            for source in ("verifier", "llm"):
+                judgments += [(tid, item, source, rng.choice(labels), None, "", "[]", judged,
+                               "openai/judge-model" if source == "llm" else None, "j1", 0)
+                              for item in items]
+            holistic.append((tid, rng.random(), "", "openai/judge-model", "h1", 0))
+        db.executemany(f"INSERT INTO trials VALUES ({','.join('?' * len(trial))})", trials)
+        db.executemany("INSERT INTO judgments VALUES (?,?,?,?,?,?,?,?,?,?,?)", judgments)
+        db.executemany("INSERT INTO done VALUES (?, 'llm', 0)", [(t[0],) for t in trials])
+        db.executemany("INSERT INTO holistic VALUES (?,?,?,?,?,?)", holistic)
+        db.commit()
+    db.close()

@@ -111,16 +111,6 @@ class AgreementCounts:
         return _agreement(self, rng, draws, level)
 
 
-def agreement(pairs: Iterable[Pair], rng: np.random.Generator, *,
-              draws: int = 2000, level: float = 0.95) -> dict[str, Any]:
-    """Confusion, raw agreement and κ overall and per task, and the conflicts; ``pairs`` are
-    counted as they come (a stream is never held)."""
-    counts = AgreementCounts()
-    for p in pairs:
-        counts.add(p)
-    return counts.result(rng, draws=draws, level=level)
-
-
 def _agreement(counts: AgreementCounts, rng: np.random.Generator, draws: int,
                level: float) -> dict[str, Any]:
     overall, conflicts = counts.overall, counts.conflicts

@@ -45,7 +45,11 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
                                         stored.row["checks"]):
                 counts.add(pair)
 
-    rows, checklists = trial_rows(store, each=pairs_of)
+    ratings, preference_pairs = read_human_labels(human) if human is not None else ({}, [])
+    wanted = {*ratings, *(t for a, b, _ in preference_pairs for t in (a, b))}
+    rows, checklists = trial_rows(store, each=pairs_of, hold=lambda row: row.trial_id in wanted
+                                  or row.condition in ("skills", "no-skills")
+                                  or pairs not in (None, "auto"))  # a pairing CSV: every row
     if (turns := store.path.parent / "turn_rewards.jsonl").exists():  # skills reward's
         rows = with_turn_rows(rows, turns)
     result: dict[str, Any] = {"seed": seed, "bootstrap_draws": draws, "meta": store.meta()}
@@ -59,13 +63,13 @@ def analyze_store(store: RunStore, *, seed: int = 0, draws: int = 2000,
     if panel is not None:
         result["panel"] = panel
     if compare is not None:
-        other, _ = trial_rows(compare)
+        other, _ = trial_rows(compare, hold=lambda _: False)
         result["compare"] = compare_runs(rows, other, rng, draws=draws)
     if human is not None:
-        ratings, preference_pairs = read_human_labels(human)
-        result["human"] = human_agreement(rows, ratings, preference_pairs, rng, draws=draws)
+        result["human"] = human_agreement(rows.held, ratings, preference_pairs, rng,
+                                          draws=draws)
     if pairs is not None:
-        matched = match_skill_pairs(rows, None if pairs == "auto" else Path(pairs))
+        matched = match_skill_pairs(rows.held, None if pairs == "auto" else Path(pairs))
         if matched:
             result["skill_pairs"] = skill_pair_study(matched, checklists, threshold=threshold)
     return result
@@ -77,7 +81,7 @@ async def perturb_store(store: RunStore, model: Model, *, n: int, seed: int = 0
     rng = np.random.default_rng(seed + 1)
     checklists = store.checklists()
     judged = store.judgments("llm")
-    rows = {r["trial_id"]: r for r in store.trials()}
+    rows = {r["trial_id"]: r for r in store.iter_trials()}
     trials = _reload({r["source_path"] for r in rows.values() if r["source_path"]})
     candidates: list[Candidate] = []
     instructions: dict[str, str] = {}

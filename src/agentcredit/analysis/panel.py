@@ -52,6 +52,8 @@ class _Judge:
 def panel_study(store: RunStore, rng: np.random.Generator, *, draws: int = 2000
                 ) -> dict[str, Any] | None:
     """The panel section of ``analyze`` (None when the run has no votes)."""
+    if store.db.execute("SELECT 1 FROM votes LIMIT 1").fetchone() is None:
+        return None  # no judge panel: no pass over the trials
     units: dict[tuple[str, str], dict[tuple[str, int], str]] = {}
     unit_task: dict[tuple[str, str], str] = {}
     judges: dict[str, _Judge] = defaultdict(_Judge)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import csv
 import json
 import statistics
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -63,15 +64,87 @@ USES_OUTCOME = frozenset({"partial_credit", "no_endpoint", "no_pass_propagation"
                           "turn_checklist"})
 """Scorers whose value is built from the official outcome or the verifier's checks: their
 agreement with PASS/FAIL is partly mechanical, not independent validity evidence."""
+SCORE_NAMES = (*SCORERS, "generic_only")
+OUTCOMES = ("none", "pass", "fail")
+NONE, PASS, FAIL = range(3)
+
+
+class TrialTable:
+    """Every trial's outcome, task and scores as compact columns (8 bytes a score, a
+    trial's id as its only object), in trial id order: what the studies compute on, so
+    that memory grows by ~0.15 KB per trial, not by a row object. ``held``: the whole rows
+    of the trials a study needs more of (skill pairs, rated trials)."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.held: list[TrialRow] = []
+        self._tasks: dict[str, int] = {}
+        self._task, self._outcome = array("i"), array("b")
+        self._hashes: list[str] = []
+        self._scores = {name: array("d") for name in SCORE_NAMES}
+
+    def add(self, row: TrialRow, *, hold: bool = False) -> None:
+        self.ids.append(row.trial_id)
+        self._task.append(self._tasks.setdefault(row.task_id, len(self._tasks)))
+        self._outcome.append(OUTCOMES.index(row.outcome) if row.outcome in OUTCOMES else NONE)
+        self._hashes.append(row.checklist_hash)
+        for name, column in self._scores.items():
+            value = row.scores.get(name)
+            column.append(np.nan if value is None else value)
+        if hold:
+            self.held.append(row)
+
+    @classmethod
+    def of(cls, rows: TrialTable | Sequence[TrialRow]) -> TrialTable:
+        """``rows`` as a table (kept whole, in trial id order)."""
+        if isinstance(rows, TrialTable):
+            return rows
+        table = cls()
+        for row in sorted(rows, key=lambda r: r.trial_id):
+            table.add(row, hold=True)
+        return table
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def column(self, name: str) -> np.ndarray:
+        """A scorer's values (NaN: undefined)."""
+        return np.frombuffer(self._scores[name], dtype=np.float64) if len(self) else \
+            np.zeros(0)
+
+    def outcomes(self) -> np.ndarray:
+        """Each trial's outcome as :data:`NONE`, :data:`PASS` or :data:`FAIL`."""
+        return np.frombuffer(self._outcome, dtype=np.int8) if len(self) else np.zeros(0, np.int8)
+
+    def tasks(self) -> tuple[list[str], np.ndarray]:
+        """(task names sorted, each trial's task as an index into them)."""
+        names = sorted(self._tasks)
+        rank = np.zeros(len(names), dtype=np.int64)
+        for n, name in enumerate(names):
+            rank[self._tasks[name]] = n
+        codes = np.frombuffer(self._task, dtype=np.int32) if len(self) else np.zeros(0, int)
+        return names, rank[codes]
+
+    def __iter__(self) -> Iterator[TrialRow]:
+        """Each trial as a row of its id, task, outcome, checklist and scores."""
+        names, tasks = self.tasks()
+        outcomes, columns = self.outcomes(), {n: self.column(n) for n in SCORE_NAMES}
+        for i, trial_id in enumerate(self.ids):
+            yield TrialRow(trial_id, names[tasks[i]], OUTCOMES[outcomes[i]], None, None, None,
+                           None, self._hashes[i], {
+                               n: None if np.isnan(c[i]) else float(c[i])
+                               for n, c in columns.items()}, {}, 0, 0)
 
 
 def trial_rows(store: RunStore, each: Callable[[StoredTrial], None] | None = None,
-               ) -> tuple[list[TrialRow], dict[str, Checklist]]:
-    """One row per stored trial with a checklist, scored every way the run allows;
-    ``each`` sees every stored trial read (a study that needs more than the row)."""
+               hold: Callable[[TrialRow], bool] | None = None,
+               ) -> tuple[TrialTable, dict[str, Checklist]]:
+    """A table of every stored trial with a checklist, scored every way the run allows;
+    ``each`` sees every stored trial read (a study that needs more than the row); the table
+    holds the whole rows ``hold`` asks for (default: those of a skill-pair condition)."""
     checklists = store.checklists()
-    rows: list[TrialRow] = []
-    for stored in scored_trials(store):
+    rows = TrialTable()
+    for stored in scored_trials(store, by_id=True):
         if each is not None:
             each(stored)
         trial, checklist, source, labels = stored.row, stored.checklist, stored.source, \
@@ -103,9 +176,10 @@ def trial_rows(store: RunStore, each: Callable[[StoredTrial], None] | None = Non
                                         propagate_pass=False, endpoint=False)[1].partial_credit
             if "generic" in judged else None,
         }
-        rows.append(TrialRow(tid, trial["task_id"] or "?", outcome, trial["condition"],
-                             trial.get("agent"), trial.get("model"), trial["started_at"],
-                             checklist.hash, scores, dict(fused.labels), passed, len(statuses)))
+        row = TrialRow(tid, trial["task_id"] or "?", outcome, trial["condition"],
+                       trial.get("agent"), trial.get("model"), trial["started_at"],
+                       checklist.hash, scores, dict(fused.labels), passed, len(statuses))
+        rows.add(row, hold=hold(row) if hold else row.condition in ("skills", "no-skills"))
     return rows, checklists
 
 
@@ -115,52 +189,49 @@ def _pc(checklist: Checklist, labels: list[ItemJudgment], outcome: str) -> float
     return value
 
 
-def outcome_discrimination(rows: Sequence[TrialRow], rng: np.random.Generator, *,
-                           draws: int = 2000) -> dict[str, Any]:
+def outcome_discrimination(rows: TrialTable | Sequence[TrialRow], rng: np.random.Generator,
+                           *, draws: int = 2000) -> dict[str, Any]:
     """AUC of every available scorer against the official outcome, task-clustered CIs, and
     paired differences between GCPC partial credit and each other scorer."""
-    decided = [r for r in rows if r.outcome in ("pass", "fail")]
-    out: dict[str, Any] = {"n_trials": len(decided),
-                           "excluded_no_outcome": len(rows) - len(decided), "scorers": {}}
+    table = TrialTable.of(rows)
+    outcome, (_, tasks) = table.outcomes(), table.tasks()
+    decided, positive = outcome != NONE, outcome == PASS
+    n = int(decided.sum())
+    out: dict[str, Any] = {"n_trials": n, "excluded_no_outcome": len(table) - n,
+                           "scorers": {}}
     for name in SCORERS:
-        usable = [r for r in decided if r.scores.get(name) is not None]
-        if not usable:
+        values = table.column(name)
+        usable = decided & ~np.isnan(values)
+        if not usable.any():
             continue
-        interval, _ = clustered_auc([r.scores[name] for r in usable],  # type: ignore[misc]
-                                    [r.outcome == "pass" for r in usable],
-                                    [r.task_id for r in usable], rng, draws=draws)
-        out["scorers"][name] = {"label": SCORERS[name], "n": len(usable),
+        interval, _ = clustered_auc(values[usable], positive[usable], tasks[usable], rng,
+                                    draws=draws)
+        out["scorers"][name] = {"label": SCORERS[name], "n": int(usable.sum()),
                                 "uses_outcome": name in USES_OUTCOME,
-                                "excluded_undefined": len(decided) - len(usable),
+                                "excluded_undefined": n - int(usable.sum()),
                                 "auc": interval.as_dict()}
     out["auc"] = out["scorers"].get("partial_credit", {}).get(
         "auc", {"estimate": None, "ci_low": None, "ci_high": None})
-    out["paired"] = {}
-    for name in out["scorers"]:
-        if name == "partial_credit":
-            continue
-        both = [r for r in decided if r.scores.get(name) is not None
-                and r.scores.get("partial_credit") is not None]
-        if not both:
-            continue
-        paired = paired_delta_auc([r.scores["partial_credit"] for r in both],  # type: ignore[misc]
-                                  [r.scores[name] for r in both],  # type: ignore[misc]
-                                  [r.outcome == "pass" for r in both],
-                                  [r.task_id for r in both], rng, draws=draws)
-        out["paired"][name] = {"n": len(both), "delta_auc": paired.delta.as_dict(),
-                               "share_positive": paired.share_positive}
-    out["judge_only_paired"] = {}
-    for name in ("holistic", "generic_checklist"):
-        both = [r for r in decided if r.scores.get(name) is not None
-                and r.scores.get("judge_only") is not None]
-        if both:
-            paired = paired_delta_auc([r.scores["judge_only"] for r in both],  # type: ignore[misc]
-                                      [r.scores[name] for r in both],  # type: ignore[misc]
-                                      [r.outcome == "pass" for r in both],
-                                      [r.task_id for r in both], rng, draws=draws)
-            out["judge_only_paired"][name] = {"n": len(both),
-                                              "delta_auc": paired.delta.as_dict(),
-                                              "share_positive": paired.share_positive}
+    out["paired"] = _paired(table, "partial_credit", [n for n in out["scorers"]
+                                                      if n != "partial_credit"], rng, draws)
+    out["judge_only_paired"] = _paired(table, "judge_only", ["holistic", "generic_checklist"],
+                                       rng, draws)
+    return out
+
+
+def _paired(table: TrialTable, base: str, others: list[str], rng: np.random.Generator,
+            draws: int) -> dict[str, Any]:
+    """ΔAUC of ``base`` − each of ``others`` on the decided trials both scored."""
+    outcome, (_, tasks) = table.outcomes(), table.tasks()
+    first, out = table.column(base), {}
+    for name in others:
+        second = table.column(name)
+        both = (outcome != NONE) & ~np.isnan(first) & ~np.isnan(second)
+        if both.any():
+            paired = paired_delta_auc(first[both], second[both], outcome[both] == PASS,
+                                      tasks[both], rng, draws=draws)
+            out[name] = {"n": int(both.sum()), "delta_auc": paired.delta.as_dict(),
+                         "share_positive": paired.share_positive}
     return out
 
 
@@ -174,8 +245,8 @@ PROGRESS_SCORERS = {
 """The outcome-blind scorers whose ordering of failed trials is worth checking."""
 
 
-def progress_among_failures(rows: Sequence[TrialRow], rng: np.random.Generator, *,
-                            draws: int = 2000) -> dict[str, Any]:
+def progress_among_failures(rows: TrialTable | Sequence[TrialRow], rng: np.random.Generator,
+                            *, draws: int = 2000) -> dict[str, Any]:
     """How well each outcome-blind scorer orders FAIL trials by how far they got.
 
     Partial credit exists to tell failed trials apart, which the AUC against PASS/FAIL cannot
@@ -183,49 +254,52 @@ def progress_among_failures(rows: Sequence[TrialRow], rng: np.random.Generator, 
     bootstrap interval) with the fraction of the verifier's checks the trial passed, and
     judge-only is paired against each of the others on the trials both scored.
     """
-    failed = [r for r in rows if r.outcome == "fail" and r.scores.get("check_fraction")
-              is not None]
-    out: dict[str, Any] = {"n_failed": len(failed), "target": "check_fraction",
+    table = TrialTable.of(rows)
+    (_, tasks), target = table.tasks(), table.column("check_fraction")
+    failed = (table.outcomes() == FAIL) & ~np.isnan(target)
+    out: dict[str, Any] = {"n_failed": int(failed.sum()), "target": "check_fraction",
                            "scorers": {}, "judge_only_paired": {}}
     for name, label in PROGRESS_SCORERS.items():
-        usable = [r for r in failed if r.scores.get(name) is not None]
-        if len(usable) < 3:
+        values = table.column(name)
+        usable = failed & ~np.isnan(values)
+        if usable.sum() < 3:
             continue
-        rho = clustered_spearman([r.scores[name] for r in usable],  # type: ignore[misc]
-                                 [r.scores["check_fraction"] for r in usable],  # type: ignore[misc]
-                                 [r.task_id for r in usable], rng, draws=draws)
-        out["scorers"][name] = {"label": label, "n": len(usable),
-                                "tasks": len({r.task_id for r in usable}),
+        rho = clustered_spearman(values[usable], target[usable], tasks[usable], rng,
+                                 draws=draws)
+        out["scorers"][name] = {"label": label, "n": int(usable.sum()),
+                                "tasks": len(np.unique(tasks[usable])),
                                 "spearman": rho.as_dict()}
+    judge_only = table.column("judge_only")
     for name in ("holistic", "generic_only"):
-        both = [r for r in failed if r.scores.get(name) is not None
-                and r.scores.get("judge_only") is not None]
-        if len(both) < 3:
+        values = table.column(name)
+        both = failed & ~np.isnan(values) & ~np.isnan(judge_only)
+        if both.sum() < 3:
             continue
-        paired = paired_delta_spearman(
-            [r.scores["judge_only"] for r in both],  # type: ignore[misc]
-            [r.scores[name] for r in both],  # type: ignore[misc]
-            [r.scores["check_fraction"] for r in both],  # type: ignore[misc]
-            [r.task_id for r in both], rng, draws=draws)
-        out["judge_only_paired"][name] = {"n": len(both), "delta_rho": paired.delta.as_dict(),
+        paired = paired_delta_spearman(judge_only[both], values[both], target[both],
+                                       tasks[both], rng, draws=draws)
+        out["judge_only_paired"][name] = {"n": int(both.sum()),
+                                          "delta_rho": paired.delta.as_dict(),
                                           "share_positive": paired.share_positive}
     return out
 
 
-def compare_runs(rows_a: Sequence[TrialRow], rows_b: Sequence[TrialRow],
-                 rng: np.random.Generator, *, draws: int = 2000) -> dict[str, Any]:
+def compare_runs(rows_a: TrialTable | Sequence[TrialRow],
+                 rows_b: TrialTable | Sequence[TrialRow], rng: np.random.Generator, *,
+                 draws: int = 2000) -> dict[str, Any]:
     """Paired AUC difference of partial credit between two runs on their shared trials."""
-    by_id = {r.trial_id: r for r in rows_b}
-    shared = [(a, by_id[a.trial_id]) for a in rows_a if a.trial_id in by_id
-              and a.outcome in ("pass", "fail") and a.scores["partial_credit"] is not None
-              and by_id[a.trial_id].scores["partial_credit"] is not None]
-    if not shared:
+    a, b = TrialTable.of(rows_a), TrialTable.of(rows_b)
+    where = {trial_id: n for n, trial_id in enumerate(b.ids)}
+    in_a = np.array([n for n, t in enumerate(a.ids) if t in where], dtype=np.int64)
+    in_b = np.array([where[a.ids[n]] for n in in_a], dtype=np.int64)
+    del where
+    outcome, (_, tasks) = a.outcomes()[in_a], a.tasks()
+    pc_a, pc_b = a.column("partial_credit")[in_a], b.column("partial_credit")[in_b]
+    shared = (outcome != NONE) & ~np.isnan(pc_a) & ~np.isnan(pc_b)
+    if not shared.any():
         return {"n": 0, "delta_auc": None}
-    paired = paired_delta_auc([a.scores["partial_credit"] for a, _ in shared],  # type: ignore[misc]
-                              [b.scores["partial_credit"] for _, b in shared],  # type: ignore[misc]
-                              [a.outcome == "pass" for a, _ in shared],
-                              [a.task_id for a, _ in shared], rng, draws=draws)
-    return {"n": len(shared), "delta_auc": paired.delta.as_dict(),
+    paired = paired_delta_auc(pc_a[shared], pc_b[shared], outcome[shared] == PASS,
+                              tasks[in_a][shared], rng, draws=draws)
+    return {"n": int(shared.sum()), "delta_auc": paired.delta.as_dict(),
             "share_positive": paired.share_positive}
 
 
@@ -355,7 +429,7 @@ def _value(label: str | None) -> int:
 TURN_SCORERS = {"checklist": "turn_checklist", "skill": "turn_skill"}
 
 
-def with_turn_rows(rows: list[TrialRow], path: Path) -> list[TrialRow]:
+def with_turn_rows(rows: TrialTable, path: Path) -> TrialTable:
     """``rows`` with each trial's turn-verifier ``S`` of every rubric part from a turn-rewards
     output (``turn_rewards.jsonl``); a trial only it has gets a row of its own."""
     found: dict[str, TrialRow] = {}
@@ -372,7 +446,10 @@ def with_turn_rows(rows: list[TrialRow], path: Path) -> list[TrialRow]:
                     TURN_SCORERS[part]: value for part, value in
                     (turn.get("rubric_satisfaction") or {}).items() if part in TURN_SCORERS}
                 | {"check_fraction": fraction}, {}, 0, 0)
-    out = [replace(r, scores={**found[r.trial_id].scores, **r.scores})
-           if r.trial_id in found else r for r in rows]
-    known = {r.trial_id for r in rows}
-    return out + [r for trial_id, r in found.items() if trial_id not in known]
+    merged = [replace(r, scores={**found.pop(r.trial_id).scores, **r.scores})
+              if r.trial_id in found else r for r in rows]
+    out = TrialTable()
+    for row in sorted([*merged, *found.values()], key=lambda r: r.trial_id):
+        out.add(row)
+    out.held = rows.held
+    return out

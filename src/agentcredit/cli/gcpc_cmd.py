@@ -95,6 +95,10 @@ def run(
     workers: WorkersOpt = None,
     judges: JudgesOpt = None,
     samples: SamplesOpt = 1,
+    shard: Annotated[str | None, typer.Option(
+        "--shard", help="K/N: judge only the trials whose id hashes to shard K of N (N "
+        "machines, same command and checklists; `agentcredit merge` joins the run folders)."
+    )] = None,
     spec: ModelSpec | None = None,
 ) -> None:
     """Checklists -> judging -> fusion -> scores (DIR/scores.csv and the run store)."""
@@ -108,7 +112,8 @@ def run(
         options = ScoreOptions(
             rules=rules, per_item=per_item, holistic=holistic, generic=generic,
             seed=seed, budget_tokens=budget_tokens, fmt=fmt, evidence=evidence,
-            inspect_scorer=inspect_scorer, progress=watched, workers=workers or cores())
+            inspect_scorer=inspect_scorer, progress=watched, workers=workers or cores(),
+            shard=shard)
         spec = with_panel(spec, judges, samples)
         if batch_auto and spec is not None:
             result, rounds = score_batched(tasks, trials, out, model=spec,

@@ -21,7 +21,7 @@ from agentcredit.errors import AgentCreditError, PrerequisiteError
 from agentcredit.llm.spec import ModelLike, ModelSpec
 
 
-@model_options("cache", "rpm", "tpm", cache=BANK_CACHE, concurrency=64)
+@model_options("cache", "no_cache", "rpm", "tpm", cache=BANK_CACHE, concurrency=64)
 def serve(
     bank: Annotated[Path, typer.Option("--bank", help="Bank directory (holds bank.json).")],
     model: Annotated[str, typer.Option("--model", help="provider/model of the turn verifier.")],
@@ -59,11 +59,15 @@ def serve(
         raise fail(console, str(PrerequisiteError("uvicorn", "serve"))) from None
     except AgentCreditError as exc:
         raise fail(console, str(exc)) from None
+    cache = app.state.cache_path
     console.print(f"serving {q(bank)} with {q(model)} on http://{q(host)}:{q(port)} "
                   "(POST /get_reward, POST /turn_rewards, GET /health, GET /openapi.json); "
                   f"a sample it cannot score gets {q(unscored)}, one whose process part "
                   "cannot be scored its outcome alone (extra_logs says why); "
-                  "Ctrl-C stops after the requests in flight", soft_wrap=True)
+                  + (f"response cache {q(cache)}: this node's own (replicas on other nodes "
+                     "keep theirs; the cache key makes their answers alike)" if cache else
+                     "no response cache") + "; Ctrl-C stops after the requests in flight",
+                  soft_wrap=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -78,6 +82,7 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
         from agentcredit.serve.app import make_app
     except ImportError:
         raise PrerequisiteError("starlette", "serve") from None
+    from agentcredit.db import network_filesystem
     from agentcredit.llm.spec import client_for
     from agentcredit.rewards.hooks import SkillRubricReward, UnscoredPolicy, _checklists
     from agentcredit.skills.bank import load_bank
@@ -92,9 +97,16 @@ def build_app(bank: Path, model: ModelLike, *, process_weight: float = 0.5,
         raise AgentCreditError(f"no skill {skill!r} in {bank}")
     client = client_for(model, default_cache=bank / "responses.sqlite")
     assert client is not None
+    cache = client.cache.path if client.cache is not None else None
+    if cache is not None and (shared := network_filesystem(cache)):
+        raise AgentCreditError(
+            f"the response cache {cache} is on {shared}, a network filesystem: SQLite cannot "
+            "be shared between machines there; give each node a local --cache, or --no-cache")
     reward = SkillRubricReward(bank=loaded, verifier=client, process_weight=process_weight,
                                rigging_penalty=rigging_penalty, checklists=frozen,
                                rubric=rubric)  # type: ignore[arg-type]
     policy = UnscoredPolicy.parse(unscored)
     limits = {} if max_body_bytes is None else {"max_body_bytes": max_body_bytes}
-    return make_app(reward, skill=skill, unscored=policy, floor=floor, **limits)
+    app = make_app(reward, skill=skill, unscored=policy, floor=floor, **limits)
+    app.state.cache_path = cache
+    return app

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from html import escape
 from importlib import resources
@@ -12,8 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import numpy as np
 
-from agentcredit.analysis.studies import SCORERS, trial_rows
+from agentcredit.analysis.studies import (
+    FAIL,
+    NONE,
+    OUTCOMES,
+    PASS,
+    SCORERS,
+    TrialRow,
+    TrialTable,
+    trial_rows,
+)
 from agentcredit.checklists.build import COVERAGE
 from agentcredit.evidence.view import action_text, output_text
 from agentcredit.formats import load
@@ -21,7 +31,7 @@ from agentcredit.redact import redact_text
 from agentcredit.report.svg import histogram_svg, roc_points, roc_svg
 from agentcredit.schema import ItemJudgment, Trial
 from agentcredit.store.run_store import RunStore
-from agentcredit.store.scores import aggregate, run_scores
+from agentcredit.store.scores import ScoreTotals, iter_scores, score_trial
 from agentcredit.text import shorten
 
 MAX_TRIALS = 100
@@ -154,15 +164,20 @@ def requirement_views(path: Path, checklists: dict[str, Any]) -> list[dict[str, 
 def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int = MAX_TRIALS
                  ) -> str:
     """Render the report HTML for a run and its analysis."""
-    rows, checklists = trial_rows(store)
-    scores = {s.trial_id: s for s in run_scores(store)}
-    summary = aggregate(list(scores.values()))
+    rows, checklists = trial_rows(store, hold=lambda _: False)
+    order = {trial_id: n for n, trial_id in enumerate(chosen_trials(rows, max_trials))}
+    totals, scores = ScoreTotals(), {}
+    for score in iter_scores(store):  # summed as they come; the chosen trials' kept
+        totals.add(score)
+        if score.trial_id in order:
+            scores[score.trial_id] = score
+    summary = totals.result()
     meta = analysis.get("meta", {})
     discrimination = analysis.get("discrimination", {"scorers": {}, "paired": {}})
-    trials = _trial_views(store, rows, checklists, scores, max_trials)
+    trials = _trial_views(store, order, checklists, scores)
     curves = _curves(rows, discrimination)
-    hist = {o: [r.scores["partial_credit"] for r in rows if r.outcome == o
-                and r.scores["partial_credit"] is not None] for o in ("pass", "fail", "none")}
+    pc, outcomes = rows.column("partial_credit"), rows.outcomes()
+    hist = {name: pc[(outcomes == code) & ~np.isnan(pc)] for code, name in enumerate(OUTCOMES)}
     template = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
         resources.files("agentcredit.report").joinpath("template.html.j2").read_text("utf-8"))
     from agentcredit.version import __version__
@@ -181,7 +196,7 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         f"outcome; {discrimination.get('excluded_no_outcome', 0)} without one were excluded.",
         roc_svg=roc_svg(curves) if curves else "<p class='muted'>needs trials of both "
         "outcomes</p>",
-        hist_svg=histogram_svg({k: v for k, v in hist.items() if v}),
+        hist_svg=histogram_svg({k: v for k, v in hist.items() if len(v)}),
         tasks=[{"task": t, "trials": v["trials"], "pass_rate": _fmt(v["pass_rate"], 2),
                 "pc": _fmt(v["partial_credit"]), "coverage": _fmt(v["coverage"]),
                 "perfect": _fmt(v["perfect"], 2)} for t, v in summary["tasks"].items()],
@@ -199,35 +214,37 @@ def build_report(store: RunStore, analysis: dict[str, Any], *, max_trials: int =
         resolved_errors=[{"trial": t or "-", "stage": st, "message": m,
                           "at": datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")}
                          for t, st, m, at in store.resolved_errors()],
-        trials_note=(f"showing {len(trials)} of {len(scores)} scored trials: per task the "
+        trials_note=(f"showing {len(trials)} of {totals.rows} scored trials: per task the "
                      "lowest-scoring FAIL, the highest-scoring PASS and the largest "
                      "disagreements between partial credit and the verifier's outcome; every "
                      "trial is in the scores file and judgments.jsonl"
-                     if len(scores) > len(trials) else ""),
+                     if totals.rows > len(trials) else ""),
     )
 
 
-def chosen_trials(rows: list[Any], scores: dict[str, Any], max_trials: int = MAX_TRIALS,
+def chosen_trials(rows: TrialTable | Sequence[TrialRow], max_trials: int = MAX_TRIALS,
                   per_task: int = PER_TASK) -> list[str]:
     """The trials a reader wants, per task: the lowest-scoring FAIL trials, the
     highest-scoring PASS trials and the largest disagreements between the judged partial
-    credit and the verifier's outcome (a PASS scored low, a FAIL scored high); tasks take
-    turns until ``max_trials`` are chosen."""
-    by_task: dict[str, list[tuple[str, float, str]]] = {}
-    for row in rows:
-        score = scores.get(row.trial_id)
-        if score is not None and score.partial_credit is not None:
-            by_task.setdefault(row.task_id, []).append(
-                (row.trial_id, score.partial_credit, row.outcome))
+    credit and the verifier's outcome (a PASS scored low, a FAIL scored high), ties going to
+    the first trial id; tasks take turns until ``max_trials`` are chosen."""
+    table = TrialTable.of(rows)
+    pc, outcome, (_, tasks) = table.column("partial_credit"), table.outcomes(), table.tasks()
+    scored = np.flatnonzero(~np.isnan(pc))  # in trial id order
+    scored = scored[np.argsort(tasks[scored], kind="stable")]
     queues = []
-    for task in sorted(by_task):
-        found = by_task[task]
-        fails = sorted((t for t in found if t[2] == "fail"), key=lambda t: (t[1], t[0]))
-        passes = sorted((t for t in found if t[2] == "pass"), key=lambda t: (-t[1], t[0]))
-        apart = sorted((t for t in found if t[2] in ("pass", "fail")),
-                       key=lambda t: (-abs(t[1] - (t[2] == "pass")), t[0]))
-        picks = [t[0] for group in (fails, passes, apart) for t in group[:per_task]]
-        queues.append(list(dict.fromkeys(picks)) or [t[0] for t in found[:per_task]])
+    for found in np.split(scored, np.flatnonzero(np.diff(tasks[scored])) + 1):
+        if not len(found):
+            continue
+        fails, passes = found[outcome[found] == FAIL], found[outcome[found] == PASS]
+        decided = found[outcome[found] != NONE]
+        apart = -np.abs(pc[decided] - (outcome[decided] == PASS))
+        picks = [int(i) for group in (fails[np.lexsort((fails, pc[fails]))],
+                                      passes[np.lexsort((passes, -pc[passes]))],
+                                      decided[np.lexsort((decided, apart))])
+                 for i in group[:per_task]]
+        queues.append([table.ids[i] for i in dict.fromkeys(picks)] or
+                      [table.ids[i] for i in found[:per_task]])
     chosen: list[str] = []
     while len(chosen) < max_trials and any(queues):
         for queue in queues:
@@ -236,37 +253,35 @@ def chosen_trials(rows: list[Any], scores: dict[str, Any], max_trials: int = MAX
     return chosen
 
 
-def _trial_views(store: RunStore, rows: list[Any], checklists: dict[str, Any],
-                 scores: dict[str, Any], max_trials: int) -> list[dict[str, Any]]:
+def _trial_views(store: RunStore, order: dict[str, int], checklists: dict[str, Any],
+                 scores: dict[str, Any]) -> list[dict[str, Any]]:
     """One view per chosen trial (its items, labels, evidence and scores)."""
-    row_by_id = {r.trial_id: r for r in rows}
-    order = {trial_id: n for n, trial_id in enumerate(chosen_trials(rows, scores, max_trials))}
     stored = [t for t in store.iter_trials() if t["trial_id"] in order]
     trials = []
     for row, trial in _reread(stored):
-        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists or \
-                row["trial_id"] not in row_by_id:
+        if row["trial_id"] not in scores or row["checklist_hash"] not in checklists:
             continue  # not judged by the run's model: listed in the errors, not scored
         s = scores[row["trial_id"]]
         judgments = store.judgments_of(row["trial_id"])
+        fused = score_trial(checklists[row["checklist_hash"]], judgments.get(
+            "llm" if "llm" in judgments else "verifier", []), row["outcome"])[0]
         view = _trial_view(row, judgments.get(s.judge, []), trial, checklists,
-                           _Labels(row_by_id[row["trial_id"]].labels),
-                           judgments.get("verifier", []))
+                           _Labels(dict(fused.labels)), judgments.get("verifier", []))
         view.update({"endpoint": s.endpoint, "fusion": s.fusion, "judge": s.judge,
                      "pc": _fmt(s.partial_credit), "coverage": _fmt(s.coverage)})
         trials.append(view)
     return sorted(trials, key=lambda view: order[view["id"]])
 
 
-def _curves(rows: list[Any], discrimination: dict[str, Any],
+def _curves(rows: TrialTable, discrimination: dict[str, Any],
             ) -> dict[str, list[tuple[float, float]]]:
     """ROC points per scorer, over trials with an official pass or fail."""
     curves: dict[str, list[tuple[float, float]]] = {}
-    decided = [r for r in rows if r.outcome in ("pass", "fail")]
+    outcome = rows.outcomes()
     for name in ("judge_only", "holistic", "partial_credit", "check_fraction"):
-        usable = [r for r in decided if r.scores.get(name) is not None]
-        points = roc_points([r.scores[name] for r in usable],
-                            [r.outcome == "pass" for r in usable])
+        values = rows.column(name)
+        usable = (outcome != NONE) & ~np.isnan(values)
+        points = roc_points(values[usable], outcome[usable] == PASS)
         if points:
             auc = discrimination["scorers"].get(name, {}).get("auc", {}).get("estimate")
             curves[f"{SCORERS[name]} (AUC {_fmt(auc)})"] = points

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+import numpy as np
+
 COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#57606a")
 DASHES = ("", "7 4", "2 3", "10 3 2 3", "4 4", "1 5")
 MARKERS = ("circle", "square", "diamond", "triangle", "cross", "circle")
@@ -16,22 +18,16 @@ def roc_points(scores: Sequence[float], positive: Sequence[bool]) -> list[tuple[
     >>> roc_points([0.9, 0.1], [True, False])
     [(0.0, 0.0), (0.0, 1.0), (1.0, 1.0)]
     """
-    n_pos = sum(positive)
-    n_neg = len(positive) - n_pos
+    s, y = np.asarray(scores, dtype=np.float64), np.asarray(positive, dtype=bool)
+    n_pos = int(y.sum())
+    n_neg = len(y) - n_pos
     if n_pos == 0 or n_neg == 0:
         return []
-    pairs = sorted(zip(scores, positive, strict=True), key=lambda p: -p[0])
-    points = [(0.0, 0.0)]
-    tp = fp = 0
-    i = 0
-    while i < len(pairs):
-        threshold = pairs[i][0]
-        while i < len(pairs) and pairs[i][0] == threshold:
-            tp += pairs[i][1]
-            fp += not pairs[i][1]
-            i += 1
-        points.append((fp / n_neg, tp / n_pos))
-    return points
+    order = np.argsort(-s, kind="stable")
+    s, y = s[order], y[order]
+    last = np.append(np.flatnonzero(np.diff(s)), len(s) - 1)  # each threshold's last row
+    tp, fp = np.cumsum(y)[last], np.cumsum(~y)[last]
+    return [(0.0, 0.0), *zip((fp / n_neg).tolist(), (tp / n_pos).tolist(), strict=True)]
 
 
 def roc_svg(curves: dict[str, list[tuple[float, float]]], size: int = 320) -> str:
@@ -88,10 +84,9 @@ def histogram_svg(groups: dict[str, Sequence[float]], bins: int = 10, width: int
                   height: int = 180) -> str:
     """Side-by-side histograms of scores in [0, 1], one colour per group."""
     pad = 28
-    counts = {name: [0] * bins for name in groups}
-    for name, values in groups.items():
-        for v in values:
-            counts[name][min(int(v * bins), bins - 1)] += 1
+    counts = {name: np.bincount(np.minimum((np.asarray(values, dtype=np.float64) * bins)
+                                           .astype(np.int64), bins - 1), minlength=bins).tolist()
+              for name, values in groups.items()}
     peak = max((c for cs in counts.values() for c in cs), default=0) or 1
     slot = (width - 2 * pad) / bins
     bar = slot / max(len(groups), 1) * 0.9

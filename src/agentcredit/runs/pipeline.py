@@ -35,11 +35,12 @@ from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_o
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
 from agentcredit.runs.lock import RunLock
+from agentcredit.runs.shard import Shard, check_shard
 from agentcredit.runs.status import RunStatus
 from agentcredit.schema import Checklist, ReadError, Task, Trial
 from agentcredit.store.exports import write_rows
 from agentcredit.store.run_store import RunStore
-from agentcredit.store.scores import SCORE_COLUMNS, aggregate, run_scores
+from agentcredit.store.scores import SCORE_COLUMNS, ScoreTotals, iter_scores
 
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: called as each checklist or trial finishes."""
@@ -110,6 +111,16 @@ class JudgeRunOptions(TypedDict, total=False):
     rules: Path | str | None
 
 
+class TrialSelection(TypedDict, total=False):
+    """Which trials a run reads: ``inspect_scorer`` (an Inspect log's samples scored by
+    that scorer) and ``shard`` (``K/N``: only the trials whose id hashes to shard K of N, so
+    that N machines with one command cover them once; ``agentcredit merge`` joins the N run
+    folders, and a folder resumes only as its shard)."""
+
+    inspect_scorer: str | None
+    shard: str | Shard | None
+
+
 class ScoreOptions(TypedDict, total=False):
     """The keyword options :func:`score` passes on to :func:`score_async`."""
 
@@ -124,6 +135,7 @@ class ScoreOptions(TypedDict, total=False):
     inspect_scorer: str | None
     progress: Progress | None
     workers: int
+    shard: str | Shard | None
 
 
 def score(tasks: Path | str, trials: Path | str, out: Path | str, *,
@@ -163,31 +175,29 @@ async def score_async(
     tasks: Path | str, trials: Path | str, out: Path | str, *,
     model: ModelLike | None = None, rules: Path | str | None = None, per_item: bool = False,
     holistic: bool = False, generic: bool = False, seed: int = 0, budget_tokens: int = 24_000,
-    fmt: str = "csv", evidence: str = "outputs", inspect_scorer: str | None = None,
-    progress: Progress | None = None, workers: int = 1,
+    fmt: str = "csv", evidence: str = "outputs", progress: Progress | None = None,
+    workers: int = 1, **selection: Unpack[TrialSelection],
 ) -> RunResult:
     """Checklists -> judging -> fusion -> scores and the report, resumably, in ``out``.
 
-    ``model`` is a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
-    cache, endpoint settings and concurrency, limits, ``batch``, a judge panel's ``judges``
-    and ``samples``) or a client; its response cache defaults to ``out/responses.sqlite``.
-    A ``progress`` that is (or has as its ``status``) a ``RunStatus`` learns the client too.
-    ``workers``: processes that judge trials (:func:`agentcredit.runs.judging.judge_trials`;
-    more than one needs a script guarded by ``if __name__ == "__main__"``).
-    Interrupted (Ctrl-C, SIGTERM, cancelled), it keeps what finished; ``summary.json`` says so.
+    ``model``: a ``provider/model`` name, a :class:`~agentcredit.llm.ModelSpec` (base URL,
+    cache, endpoint settings, limits, ``batch``, a panel's ``judges`` and ``samples``) or a
+    client; its cache defaults to ``out/responses.sqlite``. A ``progress`` that is (or has
+    as ``status``) a ``RunStatus`` learns the client. ``workers``: judging processes (more
+    than one needs a script guarded by ``if __name__ == "__main__"``). ``selection``: see
+    :class:`TrialSelection`. Interrupted, it keeps what finished; ``summary.json`` says so.
 
-    Raises:
-        ConfigError: an option that cannot work (a judging mode without a model, an
-            unknown evidence mode, the run directory in use by another process).
-        NothingToScore: nothing in the inputs can be scored.
-        AgentCreditError: a checklist that was edited after freezing, an unusable store.
+    Raises ConfigError for an option that cannot work (a judging mode without a model, a bad
+    evidence mode or shard, the run folder in use), NothingToScore when nothing in the
+    inputs can be scored, AgentCreditError for an edited checklist or an unusable store.
     """
-    out = Path(out)
+    out, part = Path(out), Shard.parse(selection.get("shard"))
     check_options(model, evidence, holistic=holistic, generic=generic, per_item=per_item)
     with RunLock(out) as lock:
         start = time.perf_counter()
         client = client_for(model, default_cache=out / "responses.sqlite")
         progress = _watched(progress, client)
+        inspect_scorer = selection.get("inspect_scorer")
         task_list, task_errors = _load_tasks(Path(tasks), inspect_scorer)
         rule_set = load_rules(rules)
         with summary_if_interrupted(out, fmt):
@@ -195,6 +205,7 @@ async def score_async(
                                                    client, concurrency_of(model), progress)
         store, meta = RunStore(out), {"command": "run", "tasks": str(tasks), "trials": str(
             trials), "synthesis_prompt_version": SYNTH_PROMPT_VERSION if client else None}
+        meta["shard"] = check_shard(store, part)
 
         def provenance(skipped: list[ReadError]) -> None:
             stamp_meta(store, {**meta, **_judge_meta(
@@ -209,7 +220,7 @@ async def score_async(
         with summary_if_interrupted(out, fmt):  # all checklists queued: no trial is read
             judged = await _judge(store, trial_stream, checklists, task_list, options,
                                   progress, close=client is not model,
-                                  read=not (report.deferred and not checklists))
+                                  read=not (report.deferred and not checklists), shard=part)
         _no_inspect_score(errors := [*task_errors, *trial_stream.result.errors])
         provenance(errors)  # the report waits until no request waits for a batch
         path, summary, report_path = _outputs(store, out, fmt, seed=seed, report=not (
@@ -443,9 +454,13 @@ def _trial_stream(store: RunStore, trials: Path, checklists: dict[str, Checklist
     return TrialStream([trials], inspect_scorer=inspect_scorer, finished=finished.get)
 
 
-async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]:
-    """The stream's trials, each one's folder and fingerprint recorded as it passes."""
+async def _indexed(store: RunStore, trials: TrialStream, shard: Shard | None,
+                   ) -> AsyncIterator[Trial]:
+    """The stream's trials (of ``shard`` only), each one's folder and fingerprint recorded
+    as it passes."""
     async for trial in trials:
+        if shard is not None and not shard.takes(trial.id):
+            continue
         where = trials.folder_of(trial)
         if where is not None:
             store.record_input(trial.id, *where)
@@ -454,12 +469,12 @@ async def _indexed(store: RunStore, trials: TrialStream) -> AsyncIterator[Trial]
 
 async def _judge(store: RunStore, trials: TrialStream, checklists: dict[str, Checklist],
                  tasks: list[Task], options: JudgeOptions, progress: Progress | None, *,
-                 close: bool, read: bool = True) -> JudgeSummary:
+                 close: bool, read: bool = True, shard: Shard | None = None) -> JudgeSummary:
     """Judge the stream's trials (``read`` false: none, the stream is left unread)."""
     try:
         if not read:
             return JudgeSummary()
-        summary = await judge_trials(store, _indexed(store, trials), checklists,
+        summary = await judge_trials(store, _indexed(store, trials, shard), checklists,
                                      {t.id: t for t in tasks}, options,
                                      progress=_stepper(progress, "judging", trials))
         summary.trials += trials.skipped
@@ -533,8 +548,14 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
                  ) -> tuple[Path, dict[str, Any]]:
     """Write ``scores.<fmt>``, ``judgments.jsonl`` and ``summary.json`` from the store
     (``interrupted``: the run stopped before it finished; the summary says so)."""
-    rows = run_scores(store)
-    path = write_rows([r.row() for r in rows], run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
+    totals = ScoreTotals()
+
+    def rows() -> Iterator[dict[str, Any]]:
+        for score in iter_scores(store):  # written and summed as they come, never held
+            totals.add(score)
+            yield score.row()
+
+    path = write_rows(rows(), run_dir / f"scores.{fmt}", fmt, SCORE_COLUMNS)
     rigging = {t["trial_id"]: [f.model_dump() for f in t["rigging"]]
                for t in store.iter_trials() if t["rigging"]}
     votes = _votes_by_item(store) if store.meta().get("judge_panel") else None
@@ -543,7 +564,7 @@ def write_scores(store: RunStore, run_dir: Path, fmt: str, *, interrupted: bool 
                   **({"votes": votes(t, j.item_id)} if votes and j.source == "llm" else {})}
                  for t, j in store.iter_judgments())
     write_rows(judgments, run_dir / "judgments.jsonl", "jsonl")
-    summary = aggregate(rows)
+    summary = totals.result()
     summary["errors"] = {"open": len(store.errors()), "resolved": len(store.resolved_errors())}
     summary["evidence_kinds"] = evidence_kinds(j for _, j in store.iter_judgments("llm"))
     if interrupted:

@@ -151,14 +151,14 @@ class RunStore:
              checklist_hash, trial.started_at, trial.agent.name if trial.agent else None,
              trial.model, json.dumps([f.model_dump() for f in rigging]) if rigging else None))
 
-    def trials(self) -> list[dict[str, Any]]:
-        return list(self.iter_trials())
-
-    def iter_trials(self, *, without_checklist: bool = False) -> Iterator[dict[str, Any]]:
-        """The stored trials one at a time, in the order they were first stored (only those
+    def iter_trials(self, *, without_checklist: bool = False, by_id: bool = False,
+                    ) -> Iterator[dict[str, Any]]:
+        """The stored trials one at a time, in the order they were first stored (in trial id
+        order with ``by_id``: the same in a run and in one merged from its shards; only those
         whose task has no checklist, with ``without_checklist``)."""
         cursor = self.db.execute("SELECT * FROM trials " + (
-            "WHERE checklist_hash IS NULL " if without_checklist else "") + "ORDER BY rowid")
+            "WHERE checklist_hash IS NULL " if without_checklist else "") + "ORDER BY " + (
+            "trial_id" if by_id else "rowid"))
         names = [d[0] for d in cursor.description]
         for values in cursor:
             row = dict(zip(names, values, strict=True))

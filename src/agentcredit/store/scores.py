@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from agentcredit.schema import Checklist, ItemJudgment, rigging_text
 from agentcredit.scoring.fusion import fuse
-from agentcredit.scoring.metrics import mean, score
+from agentcredit.scoring.metrics import score
 from agentcredit.store.run_store import RunStore
 
 SCORE_COLUMNS = (
@@ -88,14 +88,15 @@ class StoredTrial:
 
 
 def scored_trials(store: RunStore, *, source: str | None = None,
-                  include_unjudged: bool = False) -> Iterator[StoredTrial]:
+                  include_unjudged: bool = False, by_id: bool = False,
+                  ) -> Iterator[StoredTrial]:
     """Every stored trial that has its checklist, with what scoring it needs: the one read
     of the store that run scores, the report and the validity studies share. In a run with
     a model, a trial the model did not judge is left out (the studies never see verifier
-    labels in its place) unless ``include_unjudged``."""
+    labels in its place) unless ``include_unjudged``. ``by_id``: in trial id order."""
     asked = source is None and store.meta().get("model") is not None
     checklists = store.checklists()
-    for trial in store.iter_trials():  # one trial at a time: memory does not grow with N
+    for trial in store.iter_trials(by_id=by_id):  # one at a time: memory does not grow
         checklist = checklists.get(trial["checklist_hash"] or "")
         if checklist is None:
             continue
@@ -110,20 +111,24 @@ def scored_trials(store: RunStore, *, source: str | None = None,
 
 def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore]:
     """A score per stored trial, from the LLM judgments when present, else the verifier's."""
-    rows: list[TrialScore] = []
+    return list(iter_scores(store, source=source))
+
+
+def iter_scores(store: RunStore, *, source: str | None = None) -> Iterator[TrialScore]:
+    """:func:`run_scores` one trial at a time."""
     asked = source is None and store.meta().get("model") is not None
     reasons = _open_reasons(store) if asked else {}
     for stored in scored_trials(store, source=source, include_unjudged=True):
         if asked and "llm" not in stored.judgments:
-            rows.append(_unjudged(stored.row, stored.checklist, stored.holistic, reasons.get(
-                stored.row["trial_id"], "not judged yet (run again)")))
+            yield _unjudged(stored.row, stored.checklist, stored.holistic, reasons.get(
+                stored.row["trial_id"], "not judged yet (run again)"))
             continue
         trial, checklist, chosen, labels = stored.row, stored.checklist, stored.source, \
             stored.labels
         fused, metrics = score_trial(checklist, labels, trial["outcome"])
         model, prompt, seed = store.judged_model(trial["trial_id"], chosen)
         statuses = stored.statuses
-        rows.append(TrialScore(
+        yield TrialScore(
             trial_id=trial["trial_id"], task_id=trial["task_id"], outcome=trial["outcome"],
             partial_credit=metrics.partial_credit, coverage=metrics.coverage,
             perfect=metrics.perfect, perfect_with_endpoint=metrics.perfect_with_endpoint,
@@ -136,14 +141,13 @@ def run_scores(store: RunStore, *, source: str | None = None) -> list[TrialScore
             checklist_hash=checklist.hash,
             rules=f"{checklist.rules.id}@{checklist.rules.version}",
             synthesizer=checklist.synthesizer, judge_model=model, prompt_version=prompt,
-            seed=seed, rigging=rigging_text(trial.get("rigging", ()))))
+            seed=seed, rigging=rigging_text(trial.get("rigging", ())))
     if asked:  # a task without a checklist: its trials' holistic scores (``--holistic``)
         for trial in store.iter_trials(without_checklist=True):
             holistic = store.holistic_score(trial["trial_id"])
             if holistic is not None:
-                rows.append(_unjudged(trial, None, holistic, reasons.get(
-                    trial["trial_id"], f"no checklist for task {trial['task_id']!r}")))
-    return rows
+                yield _unjudged(trial, None, holistic, reasons.get(
+                    trial["trial_id"], f"no checklist for task {trial['task_id']!r}"))
 
 
 def _judge_name(source: str, labels: list[ItemJudgment]) -> str:
@@ -187,49 +191,92 @@ def _unjudged(trial: dict[str, Any], checklist: Checklist | None, holistic: floa
         rigging=rigging_text(trial.get("rigging", ())))
 
 
-def aggregate(all_rows: list[TrialScore]) -> dict[str, Any]:
+class _Mean:
+    """A mean of the defined values, folded (the sum taken in order, as ``sum`` does)."""
+
+    __slots__ = ("n", "total")
+
+    def __init__(self) -> None:
+        self.total: float = 0
+        self.n = 0
+
+    def add(self, value: float | None) -> None:
+        if value is not None:
+            self.total += value
+            self.n += 1
+
+    @property
+    def value(self) -> float | None:
+        return self.total / self.n if self.n else None
+
+
+_MEANS = ("partial_credit", "coverage", "perfect", "perfect_with_endpoint")
+
+
+class ScoreTotals:
+    """What :func:`aggregate` says of a run's scores, folded one row at a time (the rows
+    are never held: a run of any size is summed in constant memory, but for the ids of
+    the trials flagged for rigging)."""
+
+    def __init__(self) -> None:
+        self.rows = self.judged = self.undefined = self.unverified = 0
+        self.labels = {"yes": 0, "no": 0, "abstain": 0}
+        self.means = {name: _Mean() for name in _MEANS}
+        self.tasks: dict[str, tuple[list[int], dict[str, _Mean]]] = {}
+        self.flagged: list[str] = []
+        self.kinds: dict[str, int] = {}
+
+    def add(self, row: TrialScore) -> None:
+        self.rows += 1
+        self.add_rigging(row)
+        if row.judge == NOT_JUDGED:
+            return
+        self.judged += 1
+        self.undefined += row.partial_credit is None
+        self.unverified += row.unverified_evidence
+        for label in self.labels:
+            self.labels[label] += getattr(row, label)
+        values = {"partial_credit": row.partial_credit, "coverage": row.coverage,
+                  "perfect": float(row.perfect),
+                  "perfect_with_endpoint": float(row.perfect_with_endpoint)}
+        for name, mean_of in self.means.items():
+            mean_of.add(values[name])
+        count, task = self.tasks.setdefault(row.task_id or "?", ([0], {
+            name: _Mean() for name in ("partial_credit", "coverage", "perfect", "pass_rate")}))
+        count[0] += 1
+        for name in ("partial_credit", "coverage", "perfect"):
+            task[name].add(values[name])
+        if row.outcome != "none":
+            task["pass_rate"].add(float(row.outcome == "pass"))
+
+    def add_rigging(self, row: TrialScore) -> None:
+        if row.rigging:
+            self.flagged.append(row.trial_id)
+            for kind in {cell.split("@")[0] for cell in row.rigging.split("; ")}:
+                self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+    def rigging(self) -> dict[str, Any]:
+        return {"trials_flagged": len(self.flagged), "by_kind": dict(sorted(self.kinds.items())),
+                "flagged": self.flagged}
+
+    def result(self) -> dict[str, Any]:
+        means = {name: m.value for name, m in self.means.items()}
+        return {
+            "trials": self.judged, "not_judged": self.rows - self.judged,
+            "partial_credit": means["partial_credit"], "coverage": means["coverage"],
+            "perfect": means["perfect"], "perfect_with_endpoint": means["perfect_with_endpoint"],
+            "undefined_partial_credit": self.undefined, "labels": dict(self.labels),
+            "unverified_evidence": self.unverified,
+            "tasks": {task: {"trials": count[0], **{k: m.value for k, m in task_means.items()}}
+                      for task, (count, task_means) in sorted(self.tasks.items())},
+            "rigging": self.rigging(),
+        }
+
+
+def aggregate(all_rows: Iterable[TrialScore]) -> dict[str, Any]:
     """Per-task and per-run means (undefined partial credit is left out, and counted; trials
     the model did not judge are left out of every mean, and counted as ``not_judged``)."""
-    rows = [r for r in all_rows if r.judge != NOT_JUDGED]
-    tasks: dict[str, list[TrialScore]] = {}
-    for row in rows:
-        tasks.setdefault(row.task_id or "?", []).append(row)
-    per_task = {
-        task: {"trials": len(group),
-               "partial_credit": mean(r.partial_credit for r in group),
-               "coverage": mean(r.coverage for r in group),
-               "perfect": mean(float(r.perfect) for r in group),
-               "pass_rate": mean(float(r.outcome == "pass") for r in group
-                                 if r.outcome != "none")}
-        for task, group in sorted(tasks.items())
-    }
-    return {
-        "trials": len(rows),
-        "not_judged": len(all_rows) - len(rows),
-        "partial_credit": mean(r.partial_credit for r in rows),
-        "coverage": mean(r.coverage for r in rows),
-        "perfect": mean(float(r.perfect) for r in rows),
-        "perfect_with_endpoint": mean(float(r.perfect_with_endpoint) for r in rows),
-        "undefined_partial_credit": sum(1 for r in rows if r.partial_credit is None),
-        "labels": {k: sum(getattr(r, k) for r in rows) for k in ("yes", "no", "abstain")},
-        "unverified_evidence": sum(r.unverified_evidence for r in rows),
-        "tasks": per_task,
-        "rigging": rigging_summary(all_rows),
-    }
-
-
-def rigging_summary(rows: list[TrialScore]) -> dict[str, Any]:
-    """How many trials carry a rigging flag, by kind, and which.
-
-    >>> row = TrialScore(**{**{c: None for c in SCORE_COLUMNS}, "trial_id": "t1",
-    ...                     "rigging": "shims_runner@3; edits_tests@5"})
-    >>> rigging_summary([row])
-    {'trials_flagged': 1, 'by_kind': {'edits_tests': 1, 'shims_runner': 1}, 'flagged': ['t1']}
-    """
-    flagged = [r for r in rows if r.rigging]
-    kinds: dict[str, int] = {}
-    for row in flagged:
-        for kind in {cell.split("@")[0] for cell in row.rigging.split("; ")}:
-            kinds[kind] = kinds.get(kind, 0) + 1
-    return {"trials_flagged": len(flagged), "by_kind": dict(sorted(kinds.items())),
-            "flagged": [r.trial_id for r in flagged]}
+    totals = ScoreTotals()
+    for row in all_rows:
+        totals.add(row)
+    return totals.result()
