@@ -120,18 +120,17 @@ def test_toml_giant_integers_and_deep_nesting_are_one_line_errors(tmp_path: Path
     assert error.reason.startswith("malformed TOML: ") and "\n" not in error.reason
 
 
-def test_inspect_log_with_many_samples_reads_in_linear_time(tmp_path: Path) -> None:
+def test_inspect_log_with_many_samples_reads_every_sample(tmp_path: Path) -> None:
+    # Its speed (quadratic before: 22.5 s for 20,000 samples) is benchmarks/read_throughput's
+    # to measure; a wall-clock bound here would fail on a busy machine.
     samples = [{"id": f"s{n}", "epoch": 1, "input": "q", "target": "a",
                 "messages": [{"role": "user", "content": "q"}],
                 "scores": {"match": {"value": "C"}}} for n in range(20_000)]
     write_json(tmp_path / "log.json", {"version": 2, "eval": {"task": "t", "model": "m"},
                                        "samples": samples})
-    import time
-
-    start = time.perf_counter()
     result = load([tmp_path / "log.json"])
     assert len(result.trials) == 20_000 and len(result.tasks) == 20_000
-    assert time.perf_counter() - start < 20  # was 22.5 s with a linear search per sample
+    assert len({t.id for t in result.trials}) == 20_000  # every sample its own trial
 
 
 def _harbor_trial(job: Path, reward: float) -> None:

@@ -139,21 +139,22 @@ def test_hooks_end_the_process_and_a_forked_child_without_unclosed_sessions(
         time.sleep(0.3)
         main(keep=True)  # a reward whose session stays open when the process forks
         import os
-        start = time.monotonic()
         child = os.fork()
         if child == 0:  # a forked trainer worker: scores, then exits
             print("child", main(), flush=True)
             sys.exit(0)
-        os.waitpid(child, 0)
-        print(f"child exited after {{time.monotonic() - start:.1f}} s")
+        _, status = os.waitpid(child, 0)
+        print(f"child exited with {{os.waitstatus_to_exitcode(status)}}")
     """))
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.strip().splitlines()
     assert lines[0] == "[1.5, 1.5, 1.5, 1.5]" and "child [1.5, 1.5, 1.5, 1.5]" in lines
-    # The child neither waits on its parent's loop at exit nor reports its sessions.
-    assert float(lines[-1].split()[3]) < 1.5, lines[-1]
+    # The child exits cleanly (a wait on its parent's loop at exit would hang until the
+    # subprocess timeout) and reports no unclosed session; no wall-clock bound, so a busy
+    # machine cannot fail it.
+    assert lines[-1] == "child exited with 0", lines[-1]
     assert "Unclosed" not in done.stderr, done.stderr
 
 
