@@ -91,11 +91,11 @@ def env_value(name: str, default: Any, kind: Literal["number", "positive", "coun
     ``default`` when unset or blank. Anything else is a ConfigError naming the variable,
     raised when the setting is used (never at import).
 
-    >>> import os; os.environ["AGENTCREDIT_X"] = "nan"
-    >>> env_value("AGENTCREDIT_X", 0.5)
+    >>> import os; os.environ["EXAMPLE_WEIGHT"] = "nan"
+    >>> env_value("EXAMPLE_WEIGHT", 0.5)
     Traceback (most recent call last):
-    agentcredit.errors.ConfigError: AGENTCREDIT_X='nan' is not a finite number
-    >>> del os.environ["AGENTCREDIT_X"]; env_value("AGENTCREDIT_X", 0.5)
+    agentcredit.errors.ConfigError: EXAMPLE_WEIGHT='nan' is not a finite number
+    >>> del os.environ["EXAMPLE_WEIGHT"]; env_value("EXAMPLE_WEIGHT", 0.5)
     0.5
     """
     import math

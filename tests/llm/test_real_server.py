@@ -100,7 +100,7 @@ def _sent(output: str) -> int:
 def _answered(output: str) -> int:
     """The run summary's count of requests the server answered (a request given up at the
     client's timeout is sent but never logged by the server)."""
-    found = re.search(r"model requests answered \(the rest timed out or were dropped\)\D*(\d+)",
+    found = re.search(r"model requests answered \(the rest timed out\)\D*(\d+)",
                       " ".join(output.split()))
     assert found, output
     return int(found.group(1))
@@ -139,8 +139,12 @@ def test_judge_and_holistic_through_llama_cpp_python(server: tuple[str, Path],
         assert row["judge"] in ("llm", "outcome") or row["not_judged"], row
     # The printed count of answered requests is what the server logged (retries included);
     # a request given up at the timeout is sent but never logged.
-    assert _answered(first.output) == len(statuses), (first.output, statuses)
-    assert _sent(first.output) >= len(statuses)
+    # A request given up at the timeout may still be answered (and logged) by the server
+    # later; with none given up, the counts match exactly.
+    answered, sent = _answered(first.output), _sent(first.output)
+    assert answered <= len(statuses) <= sent, (first.output, statuses)
+    if answered == sent:
+        assert answered == len(statuses), (first.output, statuses)
     # A second judging of the same trials, with the mode and window the cache now knows:
     # no request is refused, and nothing is asked twice.
     after_first = len(_statuses(log))

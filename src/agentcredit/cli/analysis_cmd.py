@@ -22,7 +22,6 @@ from agentcredit.llm.endpoint import EndpointSettings
 from agentcredit.llm.spec import ModelSpec, client_for
 from agentcredit.report.build import fmt_number as _fmt
 from agentcredit.report.build import write_report
-from agentcredit.runs.merge import merge_runs
 from agentcredit.store.run_store import STORE_NAME, RunStore
 
 
@@ -238,19 +237,3 @@ def report(
                         out or run_dir / "report.html")
     console.print(f"report: {q(path)}")
 
-
-def merge(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders: the shards of one run.")],
-    out: Annotated[Path, typer.Option("--out", help="The merged run folder (new).")],
-    seed: Annotated[int | None, typer.Option("--seed", help="Report's bootstrap seed.")] = None,
-) -> None:
-    """One run folder (store, scores, report) from the shards of a run (`run --shard`)."""
-    console = Console()
-    try:
-        result = merge_runs(runs, out, seed=seed)
-    except AgentCreditError as exc:
-        raise fail(console, str(exc)) from None
-    console.print(f"merged {q(result.trials)} trials of shards {q(', '.join(result.shards))} "
-                  f"into {q(result.out)}")
-    if result.missing:
-        console.print(f"[yellow]shards not given[/yellow]: {q(', '.join(result.missing))}")

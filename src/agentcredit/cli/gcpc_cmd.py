@@ -1,4 +1,4 @@
-"""``agentcredit run``, ``judge`` and ``score``: the GCPC pipeline from the command line."""
+"""``agentcredit run``, ``judge``, ``score`` and ``merge``: GCPC from the command line."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from agentcredit.cli.text import q
 from agentcredit.errors import AgentCreditError
 from agentcredit.llm.spec import ModelSpec, judge_names
 from agentcredit.runs.batched import judge_batched, score_batched
+from agentcredit.runs.merge import merge_runs
 from agentcredit.runs.pipeline import (
     JudgeRunOptions,
     ScoreOptions,
@@ -188,3 +189,20 @@ def score(
         raise fail(console, str(exc)) from None
     print_summary(console, store, summary, None, None, 0.0)
     console.print(f"scores: {q(path)}")
+
+
+def merge(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders: the shards of one run.")],
+    out: Annotated[Path, typer.Option("--out", help="The merged run folder (new).")],
+    seed: Annotated[int | None, typer.Option("--seed", help="Report's bootstrap seed.")] = None,
+) -> None:
+    """One run folder (store, scores, report) from the shards of a run (`run --shard`)."""
+    console = Console()
+    try:
+        result = merge_runs(runs, out, seed=seed)
+    except AgentCreditError as exc:
+        raise fail(console, str(exc)) from None
+    console.print(f"merged {q(result.trials)} trials of shards {q(', '.join(result.shards))} "
+                  f"into {q(result.out)}")
+    if result.missing:
+        console.print(f"[yellow]shards not given[/yellow]: {q(', '.join(result.missing))}")

@@ -51,7 +51,7 @@ def usage_rows(usage: dict[str, Any] | None) -> list[tuple[str, str]]:
         return []
     rows = [("model requests sent (retries among them)",
              f"{usage['calls']} ({usage.get('retries', 0)})"),
-            ("model requests answered (the rest timed out or were dropped)",
+            ("model requests answered (the rest timed out)",
              str(usage.get("answered", usage["calls"]))),
             ("answers from the cache", str(usage["cache_hits"])),
             ("tokens in / cached / out", f"{usage['input_tokens']} / "
