@@ -47,7 +47,12 @@ from typing import Any
 from agentcredit.evidence.provenance import without_strings
 from agentcredit.evidence.pyflow import Taint, python_flow
 from agentcredit.evidence.pyflow import join_taints as _join
-from agentcredit.evidence.rigging import forces_outcomes, rigging_flags
+from agentcredit.evidence.rigging import (
+    TOOL_PATH_KEYS,
+    TOOL_TEXT_KEYS,
+    forces_outcomes,
+    rigging_flags,
+)
 from agentcredit.schema import RiggingFlag, Trial
 from agentcredit.shell import bash_parser, node_text, unquoted
 
@@ -115,8 +120,6 @@ _REACHES = re.compile(
     r"fs\.|child_process|process\.(?:argv|env|stdin)|sqlite3|pandas|numpy|np\.|csv|pickle|"
     r"ARGV|ENV|STDIN|File|IO\.|Dir\.|gets|load\w*|importlib|__import__|shutil|tempfile|"
     r"platform|time\.time|datetime\.now|random|uuid|hashlib\.file)\b")
-_WRITE_TOOLS = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
-_CONTENT_KEYS = ("content", "file_text", "text", "new_source", "contents")
 _SUBAGENT_TOOLS = frozenset({"task", "agent", "dispatch_agent", "subagent", "delegate"})
 _SHELL_KEYS = ("command", "cmd", "keystrokes", "script", "code", "input")
 
@@ -860,9 +863,9 @@ class _Walk:
         lowered = name.lower()
         if lowered in _SUBAGENT_TOOLS:
             return {"pure"}  # a sub-agent's report is a model's claim
-        target = next((arguments[k] for k in _WRITE_TOOLS
+        target = next((arguments[k] for k in TOOL_PATH_KEYS
                        if isinstance(arguments.get(k), str)), None)
-        content = next((arguments[k] for k in _CONTENT_KEYS
+        content = next((arguments[k] for k in TOOL_TEXT_KEYS
                         if isinstance(arguments.get(k), str)), None)
         command = next((arguments[k] for k in _SHELL_KEYS
                         if isinstance(arguments.get(k), str)), None)

@@ -56,8 +56,10 @@ _WRITES = re.compile(r"open\([^)]*,\s*(?:mode\s*=\s*)?['\"][wax+]|write_(?:text|
                      r"shutil\.(?:move|copy)|['\"]>")
 _PATH_WORD = re.compile(r"['\"](/?(?:[\w.@+-]+/)*[\w.@+-]+)['\"]")
 _ABS_FILE = re.compile(r"(?<![\w.$/-])/(?:[\w.@+-]+/)*[\w@+-]+\.\w+")
-_TOOL_PATH = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
-_TOOL_TEXT = ("content", "file_text", "text", "new_source", "contents")
+# The argument names an editor tool gives the file it writes and the text it writes (the
+# walk in dataflow.py reads the same ones).
+TOOL_PATH_KEYS = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
+TOOL_TEXT_KEYS = ("content", "file_text", "text", "new_source", "contents")
 _TOOL_SHELL = ("command", "cmd", "keystrokes", "script", "code", "input")
 
 
@@ -316,7 +318,8 @@ class _Pass:
     def call(self, name: str, arguments: dict[str, Any]) -> None:
         def first(*keys: str) -> Any:
             return next((arguments[k] for k in keys if isinstance(arguments.get(k), str)), None)
-        target, command, content = first(*_TOOL_PATH), first(*_TOOL_SHELL), first(*_TOOL_TEXT)
+        target, command = first(*TOOL_PATH_KEYS), first(*_TOOL_SHELL)
+        content = first(*TOOL_TEXT_KEYS)
         verb, old = str(arguments.get("command", "")).lower(), first("old_string", "old_str")
         new = first("new_string", "new_str", "insert_text")
         if command is not None and target is None:
