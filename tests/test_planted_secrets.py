@@ -1,6 +1,7 @@
 """Issue 66: secrets planted in a skill folder (SKILL.md and its scripts) and in an endpoint
 address (``http://user:password@host``) reach no file written (bank.json, BANK/files/, both
-export formats, the run folder and its caches, read as bytes) and no line printed; the
+export formats, the run folder and its caches, read as bytes), no line printed and no answer
+the reward service serves; the
 address's credential is sent as the API key instead, and the run does not crash."""
 
 from __future__ import annotations
@@ -85,3 +86,63 @@ def test_batch_runs_neither_store_nor_print_the_password(tmp_path: Path,
         status = runner.invoke(app, ["batch", "status", str(tmp_path / "run")])
     assert URL_PASSWORD not in output + status.output
     assert _holding(tmp_path / "run", URL_PASSWORD) == []
+
+
+def _verifier(body: dict) -> str:
+    """Writes the imported skill's rubric, then verifies turns against it."""
+    from tests.rewards import scripted_verifier
+    from tests.skills import scripted_skills
+    schema = body["response_format"]["json_schema"]["schema"]
+    script = scripted_skills if schema.get("title") == "RubricDraft" else scripted_verifier
+    return script.answer(body["messages"], schema)
+
+
+def test_the_reward_service_serves_no_planted_secret(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service over a bank imported from the planted folder, its verifier reached through
+    an address with a password: no secret in any answer, the start-up line or the bank."""
+    pytest.importorskip("starlette")
+    import httpx
+
+    from agentcredit.cli.serve_cmd import build_app
+    from agentcredit.llm import ModelSpec
+    from agentcredit.llm.endpoint import EndpointSettings
+    from tests.serve.conftest import running
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    folder = tmp_path / "skills" / "sum-numbers"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: sum-numbers\ndescription: Add the numbers in a question and give the "
+        f"total.\n---\n# Sums\n\nUse the key {KEY} and the token {TOKEN}; the database "
+        f"password: {PASSWORD}.\n\n1. Add the numbers.\n2. Answer in <answer> tags.\n")
+    bank = tmp_path / "bank"
+    with FakeLLMServer(responder=_verifier) as server:
+        url = server.url.replace("://", f"://me:{URL_PASSWORD}@") + "/v1"
+        imported = runner.invoke(app, ["skills", "import", str(tmp_path / "skills"), "--out",
+                                       str(bank), "--model", "openai/writer", "--base-url", url])
+        assert imported.exit_code == 0, imported.output
+        assert URL_PASSWORD not in imported.output
+        spec = ModelSpec("openai/verifier", base_url=url, cache=tmp_path / "cache.sqlite",
+                         endpoint=EndpointSettings(concurrency=4))
+        service = build_app(bank, spec, skill="sum-numbers")
+        with running(service) as address:
+            answers = [
+                httpx.post(f"{address}/get_reward", json={
+                    "query": ["Sum 1 and 1. <answer>2</answer>"], "prompts": ["Sum 1 and 1. "],
+                    "labels": ["2"]}, timeout=60).text,
+                httpx.post(f"{address}/turn_rewards", json={"trajectories": [
+                    {"prompt": "Sum 1 and 1. ", "completion": "<answer>2</answer>"}]},
+                    timeout=60).text,
+                httpx.get(f"{address}/health").text,
+                httpx.get(f"{address}/openapi.json").text]
+        prompts = "".join(str(body) for body in server.requests)
+        asked = sum("<rubric>" in str(body) for body in server.requests)
+        assert asked > 0  # the verifier was really asked, with the skill's rubric
+        assert "[REDACTED:" in prompts  # the skill's text was sent, redacted
+    served = "\n".join(answers)
+    for secret in (KEY, TOKEN, PASSWORD, URL_PASSWORD):
+        assert secret not in served
+        assert secret not in prompts  # the skill's text reached the verifier redacted
+    assert _holding(tmp_path, URL_PASSWORD) == []
+    assert _holding(bank, KEY, TOKEN, PASSWORD) == []
