@@ -1,8 +1,8 @@
 """Issue 66: secrets planted in a skill folder (SKILL.md and its scripts) and in an endpoint
 address (``http://user:password@host``) reach no file written (bank.json, BANK/files/, both
 export formats, the run folder and its caches, read as bytes), no line printed and no answer
-the reward service serves; the
-address's credential is sent as the API key instead, and the run does not crash."""
+the reward service serves; the address's credential is sent as the API key instead, and the
+run does not crash."""
 
 from __future__ import annotations
 
