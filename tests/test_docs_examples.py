@@ -184,3 +184,14 @@ def _has(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is not None
+
+
+def test_ci_runs_the_readme_test_command_as_written() -> None:
+    """The install line a user copies is the one CI runs (torch's CPU index included)."""
+    wanted = [line for where, code in blocks(SHELL) for line in code.splitlines()
+              if where.startswith(("README.md", "docs/getting-started.md"))
+              and line.rstrip().endswith("python -m pytest")]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert len(wanted) == 2 and len(set(wanted)) == 1, wanted
+    assert "--index-url https://download.pytorch.org/whl/cpu" in wanted[0]
+    assert wanted[0] in ci
