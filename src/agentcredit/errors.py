@@ -60,7 +60,7 @@ class PrerequisiteError(AgentCreditError):
     installed from a clone: it is not on PyPI yet)."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(f"{package} is not installed; in agentcredit's clone, install it "
+        super().__init__(f"not installed: {package}; in agentcredit's clone, install "
                          f"with: pip install -e '.[{extra}]'")
         self.package = package
         self.extra = extra
