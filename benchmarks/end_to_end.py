@@ -64,7 +64,7 @@ def main() -> None:
     finally:
         proc.terminate()
     for name in ("report.html", "run.sqlite", "responses.sqlite", "scores.csv",
-                 "judgments.jsonl"):
+                 "judgments.jsonl", "batches"):
         if (out / name).exists():
             print(f"{name}: {size_mb(out / name):,.1f} MB")
     if not args.keep:

@@ -167,20 +167,38 @@ def test_the_python_examples_that_need_no_model_run(tmp_path: Path) -> None:
     assert ran >= 1
 
 
-def test_the_site_builds_without_warnings(tmp_path: Path) -> None:
+@pytest.mark.parametrize("edit_url", ["", "https://git.example.org/fork/agentcredit/edit/main/docs/"])
+def test_the_site_builds_without_warnings(tmp_path: Path, edit_url: str) -> None:
+    """Built as shipped (no repository named, no edit links) and as a fork that publishes
+    its source builds it (mkdocs.yml's ``DOCS_EDIT_URL``: each page links to its source)."""
     if shutil.which("mkdocs") is None and not _has("mkdocs"):
         pytest.skip("the [docs] extra is not installed")
+    env = {k: v for k, v in __import__("os").environ.items() if k != "DOCS_EDIT_URL"}
+    env |= {"NO_MKDOCS_2_WARNING": "1", **({"DOCS_EDIT_URL": edit_url} if edit_url else {})}
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
                            str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
-                          timeout=600, env={**__import__("os").environ,
-                                            "NO_MKDOCS_2_WARNING": "1"})
+                          timeout=600, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "WARNING" not in done.stderr, done.stderr[-3000:]
     cli = (tmp_path / "site" / "reference" / "cli" / "index.html").read_text()
     assert "--judges" in cli and "agentcredit skills reward" in cli  # written from the app
+    page = (tmp_path / "site" / "getting-started" / "index.html").read_text()
+    edit = re.search(r'<a href="([^"]*)"[^>]*rel="edit"', page)
+    assert (edit.group(1) if edit else "") == (edit_url and edit_url + "getting-started.md")
 
 
 def _has(module: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(module) is not None
+
+
+def test_ci_runs_the_readme_test_command_as_written() -> None:
+    """The install line a user copies is the one CI runs (torch's CPU index included)."""
+    wanted = [line for where, code in blocks(SHELL) for line in code.splitlines()
+              if where.startswith(("README.md", "docs/getting-started.md"))
+              and line.rstrip().endswith("python -m pytest")]
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert len(wanted) == 2 and len(set(wanted)) == 1, wanted
+    assert "--index-url https://download.pytorch.org/whl/cpu" in wanted[0]
+    assert wanted[0] in ci

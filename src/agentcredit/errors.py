@@ -56,12 +56,12 @@ class ConfigError(AgentCreditError):
 
 
 class PrerequisiteError(AgentCreditError):
-    """An optional package is missing; the message names the pip extra."""
+    """An optional package is missing; the message names the pip extra (agentcredit is
+    installed from a clone: it is not on PyPI yet)."""
 
     def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"{package} is not installed; install it with: pip install 'agentcredit[{extra}]'"
-        )
+        super().__init__(f"not installed: {package}; in agentcredit's clone, install "
+                         f"with: pip install -e '.[{extra}]'")
         self.package = package
         self.extra = extra
 

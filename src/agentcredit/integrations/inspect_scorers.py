@@ -1,6 +1,6 @@
 """GCPC and the holistic baseline as Inspect scorers (`agentcredit/gcpc`, `agentcredit/holistic`).
 
-Registered through Inspect's ``inspect_ai`` entry point (``pip install 'agentcredit[inspect]'``),
+Registered through Inspect's ``inspect_ai`` entry point (``pip install -e '.[inspect]'``),
 so that ``inspect score LOG --scorer agentcredit/gcpc -S checklists=DIR -S model=openai/...``
 rescoring a log, or ``scorer=gcpc(...)`` in a task, runs the same code as ``agentcredit judge``.
 

