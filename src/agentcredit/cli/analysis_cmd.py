@@ -15,7 +15,7 @@ from agentcredit.analysis.analyze import analyze_store, analyze_trials, perturb_
 from agentcredit.analysis.labels import label_validation
 from agentcredit.cli.console import fail, print_read_errors
 from agentcredit.cli.options import BaseUrlOpt, ModelOpt, notice
-from agentcredit.cli.text import q
+from agentcredit.cli.text import count, q
 from agentcredit.errors import AgentCreditError, NothingToDo
 from agentcredit.formats import load
 from agentcredit.llm.endpoint import EndpointSettings
@@ -49,7 +49,7 @@ def _print_progress(console: Console, progress: dict[str, Any] | None) -> None:
 def print_result(console: Console, result: dict[str, Any]) -> None:
     disc = result.get("discrimination")
     if disc is None:  # raw trials: check fraction only
-        console.print(f"{q(result['n_trials'])} trials in {q(result['tasks'])} tasks "
+        console.print(f"{count(result['n_trials'], 'trial')} in {count(result['tasks'], 'task')} "
                       f"({q(result['excluded_no_outcome'])} without an outcome excluded): AUC of "
                       f"the per-check pass fraction vs the official outcome {_ci(result['auc'])}")
         return

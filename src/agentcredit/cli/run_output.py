@@ -18,7 +18,7 @@ from rich.table import Table
 
 from agentcredit.cli.advice import advice, nothing_scored_hint, refused_line
 from agentcredit.cli.console import bars, fail, print_read_errors
-from agentcredit.cli.text import q, usage_line, usage_rows
+from agentcredit.cli.text import count, q, usage_line, usage_rows
 from agentcredit.cli.watch import StatusLines, terminating
 from agentcredit.errors import AgentCreditError, NothingToScore
 from agentcredit.runs.judging import JudgeSummary
@@ -98,7 +98,7 @@ def print_run(console: Console, result: RunResult) -> None:
         console.print(f"[dim]took over a stale lock left by pid "
                       f"{q(result.stale_lock.get('pid'))}[/dim]")
     print_read_errors(console, result.load_errors)
-    console.print(f"{result.tasks} tasks, {result.trials} trials")
+    console.print(f"{count(result.tasks, 'task')}, {count(result.trials, 'trial')}")
     report = result.checklists
     console.print(f"checklists: {len(report.built)} built, {len(report.kept)} kept, "
                   f"{len(report.rejected)} rejected, {len(report.no_checks)} without checks"

@@ -24,6 +24,15 @@ def q(value: object) -> str:
     return escape(str(value))
 
 
+def count(n: object, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is one.
+
+    >>> count(1, "task"), count(0, "trial"), count(8, "trial")
+    ('1 task', '0 trials', '8 trials')
+    """
+    return f"{q(n)} {noun}{'' if n == 1 else 's'}"
+
+
 def usage_line(usage: dict[str, object] | None) -> str:
     """A model ledger's summary as one line: requests as the server saw them, then the rest.
 
