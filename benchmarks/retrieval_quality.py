@@ -59,7 +59,9 @@ def main() -> None:
                 continue
             rates = hit_rates(together, expected)
             stable = sum(a.matches == b.matches for a, b in zip(together, alone, strict=True))
-            print(f"{embedder.name}: top-1 {rates['top1']:.3f}  top-3 {rates['top3']:.3f}  "
+            label = f"{spec} ({embedder.name}, field-aware BM25)" if spec == "lexical" \
+                else f"{spec} ({embedder.name})"
+            print(f"{label}: top-1 {rates['top1']:.3f}  top-3 {rates['top3']:.3f}  "
                   f"same ranking asked alone: {stable}/{len(tasks)}")
     _draws(read.skills, tasks, expected)
 
