@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcredit.evidence.provenance import without_strings
-from agentcredit.evidence.pyflow import Taint, python_flow
+from agentcredit.evidence.pyflow import Taint, fails_everywhere, python_flow
 from agentcredit.evidence.pyflow import join_taints as _join
 from agentcredit.evidence.rigging import (
     TOOL_PATH_KEYS,
@@ -806,6 +806,8 @@ class _Walk:
             if stdin in ("real", "rewritten") and taint == "real" and _INSERTS.search(code):
                 return "rewritten"  # real input, with text of its own put in
             return taint
+        if python and fails_everywhere(code):  # the line rules find the source it quotes
+            return "literal"
         if _REACHES.search(without_strings(_code_only(code))) is None:
             return "pure"
         if stdin in ("real", "rewritten") and re.search(r"stdin|STDIN|<>|readline|input\(",

@@ -11,6 +11,7 @@ bound). Printing is ``print``, ``sys.stdout.write``, ``logging``/``logger`` call
 from __future__ import annotations
 
 import ast
+import re
 import builtins
 import threading
 from collections.abc import Callable
@@ -307,6 +308,17 @@ def _parse(code: str) -> ast.Module | None:
             return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, SystemError):
         return None
+
+
+_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|(?m:^\s*(?:type|except)\b)|"""
+                           r"(?:def|class)\s+\w+\s*\[")
+
+
+def fails_everywhere(code: str) -> bool:
+    """Whether code that does not parse here fails in every Python (it uses no syntax a
+    newer one added: formatted or template strings, ``type``, generics, ``except``): it
+    prints only the interpreter's report of the error."""
+    return _parse(code) is None and _NEWER_SYNTAX.search(code) is None
 
 
 def _names_of(source: str, own: Modules, depth: int) -> dict[str, Taint]:
