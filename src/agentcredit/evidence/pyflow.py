@@ -11,8 +11,8 @@ bound). Printing is ``print``, ``sys.stdout.write``, ``logging``/``logger`` call
 from __future__ import annotations
 
 import ast
-import re
 import builtins
+import re
 import threading
 from collections.abc import Callable
 from typing import Literal
@@ -136,7 +136,9 @@ class _Flow:
                             node, ast.AugAssign) else _join(taint, self._kept(name.id, old))
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
             taint = self.value(node.iter)
-            for name in ast.walk(node.target):
+            counts = [n.target for n in ast.walk(node) if isinstance(n, ast.AugAssign)] \
+                if taint in ("real", "rewritten") else []  # a count kept over real values
+            for name in (n for t in [node.target, *counts] for n in ast.walk(t)):
                 if isinstance(name, ast.Name):
                     self.names[name.id] = _join(taint, self.names.get(name.id, "none"))
         elif isinstance(node, ast.With | ast.AsyncWith):
@@ -310,8 +312,8 @@ def _parse(code: str) -> ast.Module | None:
         return None
 
 
-_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|(?m:^\s*(?:type|except)\b)|"""
-                           r"(?:def|class)\s+\w+\s*\[")
+_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|"""
+                           r"(?m:^\s*(?:type|except)\b)|(?:def|class)\s+\w+\s*\[")
 
 
 def fails_everywhere(code: str) -> bool:
