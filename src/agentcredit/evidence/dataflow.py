@@ -78,11 +78,12 @@ _EMITTERS = frozenset({"echo", "printf", "yes", "seq", "expr", "let", "test", "[
                        "true", "false", ":"})
 _SILENT = frozenset({"cd", "export", "set", "unset", "local", "declare", "typeset", "readonly",
                      "return", "exit", "sleep", "clear", "shift", "alias", "unalias", "hash",
-                     "wait", "trap", "umask", "shopt", "chmod", "chown", "mkdir", "touch", "rm",
+                     "wait", "umask", "shopt", "chmod", "chown", "mkdir", "touch", "rm",
                      "rmdir", "ln", "pushd", "popd", "disown"})
 _INTERPRETERS = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c",
                  "node": "-e", "nodejs": "-e", "perl": "-e", "ruby": "-e", "php": "-r",
-                 "lua": "-e", "bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c"}
+                 "lua": "-e", "bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c",
+                 "expect": "-c"}
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 # Words that run the command after them (``sudo cmd``, ``timeout 10 cmd``).
 _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "builtin", "nice",
@@ -475,9 +476,10 @@ class _Walk:
                 self.assign(child, positional)
         if name_node is None:
             return "none"
-        if (name_node.child_count != 1 or name_node.children[0].type != "word") and \
-                self.word(name_node, positional) not in ("literal", "none"):
-            return "real"  # a command name made by an expansion
+        made = self.word(name_node, positional) if name_node.child_count != 1 or \
+            name_node.children[0].type != "word" else "literal"
+        if made not in ("literal", "none"):  # a command name made by an expansion: the
+            return made  # agent's command when made of its text
         args = node.children_by_field_name("argument")
         return self.run(unquoted(name_node), [unquoted(a) for a in args],
                         [self.word(a, positional) for a in args], stdin, positional)
@@ -486,6 +488,11 @@ class _Walk:
             positional: Taint) -> Taint:
         """What one simple command prints (its name as typed, its words and their taints)."""
         name = full.rsplit("/", 1)[-1]
+        if name in ("eval", "trap"):  # a command string run now or at exit: read as one
+            typed = values[:1] if name == "trap" else values
+            code = " ".join(words[:1] if name == "trap" else words)
+            return (_join(*self.shell(code, positional)) if set(typed) <= {"literal"}
+                    else _join(*typed)) or "none"
         if name in _PREFIXES:
             if name == "timeout" and words and words[0][:1].isdigit():
                 words, values = words[1:], values[1:]  # its duration
@@ -602,6 +609,8 @@ class _Walk:
                                                           "show-buffer", "showb"}.isdisjoint(
                 words) else "none"
         if name in _REPOSITORY:
+            for word in (w.split("!", 1)[1] for w in words if re.match(r"(?:alias\.\S*=)?!", w)):
+                scope.state["repo"] = _join(scope.state.get("repo", "none"), *self.shell(word))
             if operands and operands[0] in ("commit", "tag", "notes"):  # its messages
                 scope.state["repo"] = _join(scope.state.get("repo", "none"), *values)
             return _beside(scope.state.get("repo", "none"))
@@ -612,6 +621,8 @@ class _Walk:
                 scope.state[key] = _join(scope.state.get(key, "none"), "pure",
                                          *(v for v in values if v != "literal"))
             return _beside(scope.state.get(key, "none"))
+        if name in _LISTERS and (found := self.carried(words, values, "none")) is not None:
+            return found  # find's -exec
         if name in _LISTERS:
             folders = [self.path(w) for w in operands if "/" in w or self.file(w)] or \
                 [scope.cwd or "/"]

@@ -152,6 +152,8 @@ class _Flow:
                             self.names[name.id] = self.value(item.context_expr)
         elif isinstance(node, ast.Call) and self._writes(node):
             pass
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("exec", "eval"):
+            self.printed.add(_join("pure", *map(self.value, node.args)))  # code it made
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name) and not self._prints(node):
             owner = node.func.value.id  # rows.append(x): what rows holds now includes x
