@@ -28,8 +28,6 @@ def unquoted(node: Any) -> str:
     text = node_text(node)
     if node.type == "concatenation":
         return "".join(unquoted(c) for c in node.children)
-    if node.type == "raw_string" and len(text) >= 2:
-        return text[1:-1]
-    if node.type == "string" and len(text) >= 2:
-        return re.sub(r'\\([$`"\\\n])', r"\1", text[1:-1])
-    return re.sub(r"\\(.)", r"\1", text) if node.type == "word" and "\\" in text else text
+    if node.type in ("string", "raw_string") and len(text) >= 2:
+        return re.sub(r'\\([$`"\\\n])', r"\1", text[1:-1]) if node.type == "string" else text[1:-1]
+    return re.sub(r"\\(.)", r"\1", text) if node.type == "word" else text

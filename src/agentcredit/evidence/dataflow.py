@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcredit.evidence.provenance import without_strings
-from agentcredit.evidence.pyflow import Taint, fails_everywhere, python_flow
+from agentcredit.evidence.pyflow import Taint, python_flow
 from agentcredit.evidence.pyflow import join_taints as _join
 from agentcredit.evidence.rigging import (
     TOOL_PATH_KEYS,
@@ -184,6 +184,9 @@ _VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _PRINTS = re.compile(r"\b(?:print\w*|echo|puts|say|console|write\w*|log\w*|info|warn\w*|"
                      r"exit|_exit|assert|skip)\b")
 _BACKGROUND = re.compile(r"(?<![>&\d])&(?![>&])")
+# Syntax newer Pythons added (formatted or template strings, ``type``, generics, ``except``).
+_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|(?m:^\s*(?:type|"""
+                           r"except)\b)|(?:def|class)\s+\w+\s*\[")
 
 
 _SPECIAL = (_SILENT | _EMITTERS | _INTERPRETERS.keys() | _PYTHONS | _SHELLS | _PASSTHROUGH
@@ -817,8 +820,8 @@ class _Walk:
             if stdin in ("real", "rewritten") and taint == "real" and _INSERTS.search(code):
                 return "rewritten"  # real input, with text of its own put in
             return taint
-        if python and fails_everywhere(code):  # the line rules find the source it quotes
-            return "literal"
+        if python and _NEWER_SYNTAX.search(code) is None:  # no Python runs it: it prints
+            return "literal"  # the error (the line rules find the source lines it quotes)
         if _REACHES.search(without_strings(_code_only(code))) is None:
             return "pure"
         if stdin in ("real", "rewritten") and re.search(r"stdin|STDIN|<>|readline|input\(",
@@ -995,11 +998,6 @@ def _heredoc_body(statement: Any) -> Any:
     return None
 
 
-def _quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w./=:@%+,-]+", word) else "'" + word.replace(
-        "'", "'\\''") + "'"
-
-
 def _literal_output(statement: Any) -> str | None:
     """The text an ``echo``/``printf``/``cat <<EOF`` statement writes, when typed."""
     heredoc = _heredoc_body(statement)
@@ -1085,20 +1083,11 @@ while its view is fitted to a window): each is walked once."""
 # commands, echo and cat of typed files) prints only literal and real text.
 _WORTH_WALKING = re.compile(r"[$`(){}|\\;=]|<<|\./|/bin/|/tests/|/logs/|conftest|"
                             r"customize|reward|ctrf|PATH")
-_WORTH_WORDS = frozenset({"python", "python2", "python3", "pypy3", "node", "nodejs", "deno",
-                          "perl", "ruby", "php", "lua", "awk", "gawk", "mawk", "nawk", "sed",
-                          "tr", "rev", "base64", "base32", "basenc", "xxd", "od", "hexdump",
-                          "iconv", "jq", "yq", "figlet", "toilet", "cowsay", "bc", "dc", "recode",
-                          "envsubst", "m4", "seq", "expr", "let", "printf", "wc", "md5sum",
-                          "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "make", "npm",
-                          "npx", "yarn", "pnpm", "bun", "bash", "sh", "zsh", "dash", "source",
-                          "alias", "function", "export", "declare", "local", "readonly",
-                          "typeset", "tee", "cp", "mv", "install", "sudo", "env", "exec",
-                          "command", "xargs", "timeout", "stdbuf", "unbuffer", "script", "strace",
-                          "nohup", "nice", "pytest", "py.test", "tox", "nox", "go", "cargo",
-                          "jest", "vitest", "mocha", "uv", "poetry", "pipenv", "task", "agent",
-                          "subagent", "delegate", "dispatch_agent", "jupyter", "ipython", "for",
-                          "while", "until", "if", "case"})
+_WORTH_WORDS = (_INTERPRETERS.keys() | _PYTHONS | _REWRITERS | _TRANSFORMS | _COUNTERS
+                | _PREFIXES | _SHELLS | _BUILDERS | TEST_RUNNERS | _SUBAGENT_TOOLS | {
+                    "printf", "seq", "expr", "let", "alias", "function", "export", "declare",
+                    "local", "readonly", "typeset", "tee", "cp", "mv", "install", "eval", "trap",
+                    "sha512sum", "bun", "for", "while", "until", "if", "case"})
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import re
 import threading
 from collections.abc import Callable
 from typing import Literal
@@ -312,17 +311,6 @@ def _parse(code: str) -> ast.Module | None:
             return ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, SystemError):
         return None
-
-
-_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|"""
-                           r"(?m:^\s*(?:type|except)\b)|(?:def|class)\s+\w+\s*\[")
-
-
-def fails_everywhere(code: str) -> bool:
-    """Whether code that does not parse here fails in every Python (it uses no syntax a
-    newer one added: formatted or template strings, ``type``, generics, ``except``): it
-    prints only the interpreter's report of the error."""
-    return _parse(code) is None and _NEWER_SYNTAX.search(code) is None
 
 
 def _names_of(source: str, own: Modules, depth: int) -> dict[str, Taint]:
