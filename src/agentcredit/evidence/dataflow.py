@@ -339,7 +339,8 @@ class _Walk:
                     continue  # 2>&1: one stream into another
                 expect = "<" if word == "<" else ">" if word[0] in ">&1" else "2"
             elif not command and _ASSIGNMENT.match(word):
-                self.scope.variables[word.partition("=")[0]] = "literal"
+                name, _, self.scope.values[name] = word.partition("=")
+                self.scope.variables[name] = "literal"
             else:
                 command.append(word)
         return command, targets, source, silenced
@@ -481,9 +482,12 @@ class _Walk:
             return "none"
         made = self.word(name_node, positional) if name_node.child_count != 1 or \
             name_node.children[0].type != "word" else "literal"
-        if made not in ("literal", "none"):  # a command name made by an expansion: the
-            return made  # agent's command when made of its text
         args = node.children_by_field_name("argument")
+        typed = self.scope.values.get(unquoted(name_node).strip("${}"), "")
+        if made not in ("literal", "none"):  # a command name made by an expansion: a typed
+            made = _join(*self.shell(" ".join([typed, *map(node_text, args)]), positional)) \
+                if typed else made  # one runs as typed (its pieces put together: computed)
+            return "pure" if made == "literal" else made
         return self.run(unquoted(name_node), [unquoted(a) for a in args],
                         [self.word(a, positional) for a in args], stdin, positional)
 

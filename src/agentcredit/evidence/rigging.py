@@ -43,8 +43,7 @@ _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "built
 # Shell text that can change a file, the runner or the selection (the rest is not parsed).
 _MATTERS = re.compile(r">|\(\s*\)|PYTEST_ADDOPTS|PATH=|\b(?:cd|rm|rmdir|unlink|shred|truncate|"
                       r"mv|cp|tee|install|rsync|find|sed|perl|chmod|ln|update-alternatives|git|"
-                      r"alias|sh|"
-                      r"bash|zsh|dash|su|docker|eval|python[\d.]*|pypy\w*|node|ruby|php)\b")
+                      r"alias|sh|bash|zsh|dash|su|docker|eval|python[\d.]*|pypy\w*|node|ruby|php)\b")
 _NO_EXEC = re.compile(r"0?[0246]{3}|[ugoa]*-[rwst]*x\w*|[ugoa]*=[rwst]*")  # chmod's mode
 # A wrapper that only runs the real runner with the arguments it was given (``{0}``: its name)
 _PASSES = r"(?:#![^\n]*\n|set -\w+\s)?\s*(?:exec |command )?(?:\S*/)?(?:python[\d.]* -m )?" \
@@ -186,8 +185,7 @@ class _Pass:
         for mine in (self.seen if name.endswith(".pth") else [path]) if self.modules else ():
             if any(mine.startswith(d + "/") and _SHADOWS.match(mine[len(d) + 1:])
                    for d in self.modules):
-                self.flag("shims_runner", f"{mine} shadows the test framework in a folder a "
-                          ".pth file puts on every Python's path")
+                self.flag("shims_runner", f"{mine} shadows the test framework (a .pth adds it)")
 
     def shell(self, text: str, depth: int = 0) -> None:
         if depth > 4 or not (_MATTERS.search(text) or ("|" in text and _TEST_RUN.search(text))):
