@@ -4,6 +4,7 @@ commands walks (tool names a skill may mention, what a trial's commands print)."
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 
@@ -22,6 +23,11 @@ def node_text(node: Any) -> str:
 
 
 def unquoted(node: Any) -> str:
-    """A word's text with its outer quotes taken off."""
+    """A word's text as bash passes it on: outer quotes taken off, the parts of a word
+    made of several (``"a "b" c"``) joined, a backslash's escape undone."""
     text = node_text(node)
-    return text[1:-1] if node.type in ("string", "raw_string") and len(text) >= 2 else text
+    if node.type == "concatenation":
+        return "".join(unquoted(c) for c in node.children)
+    if node.type in ("string", "raw_string") and len(text) >= 2:
+        return re.sub(r'\\([$`"\\\n])', r"\1", text[1:-1]) if node.type == "string" else text[1:-1]
+    return re.sub(r"\\(.)", r"\1", text) if node.type == "word" else text

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,8 +75,7 @@ class _Literal:
     character escapes decoded), its templates' fixed parts and the values it typed."""
 
     texts: tuple[str, ...]
-    templates: tuple[tuple[str, ...], ...]
-    typed: frozenset[str]
+    templates: tuple[tuple[tuple[str, ...], frozenset[str]], ...]  # fixed parts, values
     quoted: tuple[str, ...] = ()  # its lines and quoted strings, normalized
 
 
@@ -101,23 +101,27 @@ MEMO_SIZE = 4_096
 @lru_cache(maxsize=8192)
 def _prepared(literal: str) -> _Literal:
     variants = [literal] if "\\" not in literal else [literal, _decoded(literal)]
-    typed: set[str] = set()
-    templates: list[tuple[str, ...]] = []
+    templates: list[tuple[tuple[str, ...], frozenset[str]]] = []
     quoted: set[str] = set()
     for variant in variants:
         strings = _templates(variant)
-        quoted.update(normalize_text(part) for text in strings for part in text.split("\n"))
+        quoted.update(normalize_text(part) for text in strings  # its lines, also where a
+                      for part in re.split(r"\n|\\+n", text))  # newline is an escape
         # a format field's value is a number the agent typed, or any word of a command line
         # (the arguments of printf); a long string (a file's content) lends only its numbers
-        typed |= set(_TOKEN.findall(variant)) if len(variant) <= MAX_COMMAND_CHARS else set()
-        typed |= set(_NUMBER.findall(variant))
+        typed = Counter(_TOKEN.findall(variant) if len(variant) <= MAX_COMMAND_CHARS
+                        else _NUMBER.findall(variant))
         # a quoted string is a template when it has a format field, or is long enough not
-        # to be found in a line by chance (a short one, "nodes", must be a whole line)
-        templates += [tuple(_chunks(t)) for t in strings[1:] or [variant]
-                      if _FORMAT_FIELD.search(t) or _alnum(t) >= MIN_INSIDE_CHARS]
+        # to be found in a line by chance (a short one, "nodes", must be a whole line); a
+        # value is typed outside the fixed parts it fills
+        templates += [(chunks, frozenset(typed - Counter(w for c in chunks for w in
+                                                         _TOKEN.findall(c))))
+                      for t in strings[1:] or [variant]
+                      if _FORMAT_FIELD.search(t) or _alnum(t) >= MIN_INSIDE_CHARS
+                      for chunks in [tuple(_chunks(t))]]
     quoted.discard("")
     return _Literal(tuple(dict.fromkeys(normalize_text(v) for v in variants)),
-                    tuple(templates), frozenset(typed), tuple(quoted))
+                    tuple(templates), tuple(quoted))
 
 
 def _alnum(text: str) -> int:
@@ -142,7 +146,7 @@ def _chunks(template: str) -> list[str]:
 
 def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bool:
     needed = max(MIN_TEMPLATE_CHARS, (_alnum(line) if alnum is None else alnum) / 2)
-    for chunks in literal.templates:
+    for chunks, words in literal.templates:
         rest, covered = line, 0
         for chunk in chunks:
             if chunk in rest:
@@ -150,7 +154,6 @@ def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bo
                 rest = rest.replace(chunk, " ")
         if covered < needed:
             continue
-        words = literal.typed | {w for chunk in chunks for w in _TOKEN.findall(chunk)}
         # what is left is a format field's value: each token typed whole by the agent
         # (never digits found inside a longer number)
         if all(token in words for token in _TOKEN.findall(rest)):
@@ -218,7 +221,7 @@ class LiteralIndex:
         self.joined = "\x00".join(texts)
         self.chunk_owners: dict[str, list[int]] = {}
         for index, literal in enumerate(self.prepared):
-            for chunk in {c for chunks in literal.templates for c in chunks}:
+            for chunk in {c for chunks, _ in literal.templates for c in chunks}:
                 self.chunk_owners.setdefault(chunk, []).append(index)
         chunks = sorted(self.chunk_owners, key=len, reverse=True)
         self.pattern = re.compile("|".join(map(re.escape, chunks))) if chunks else None

@@ -78,11 +78,12 @@ _EMITTERS = frozenset({"echo", "printf", "yes", "seq", "expr", "let", "test", "[
                        "true", "false", ":"})
 _SILENT = frozenset({"cd", "export", "set", "unset", "local", "declare", "typeset", "readonly",
                      "return", "exit", "sleep", "clear", "shift", "alias", "unalias", "hash",
-                     "wait", "trap", "umask", "shopt", "chmod", "chown", "mkdir", "touch", "rm",
+                     "wait", "umask", "shopt", "chmod", "chown", "mkdir", "touch", "rm",
                      "rmdir", "ln", "pushd", "popd", "disown"})
 _INTERPRETERS = {"python": "-c", "python3": "-c", "python2": "-c", "pypy3": "-c",
                  "node": "-e", "nodejs": "-e", "perl": "-e", "ruby": "-e", "php": "-r",
-                 "lua": "-e", "bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c"}
+                 "lua": "-e", "bash": "-c", "sh": "-c", "zsh": "-c", "dash": "-c",
+                 "expect": "-c"}
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "source", "."})
 # Words that run the command after them (``sudo cmd``, ``timeout 10 cmd``).
 _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "builtin", "nice",
@@ -183,6 +184,9 @@ _VARIABLE = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 _PRINTS = re.compile(r"\b(?:print\w*|echo|puts|say|console|write\w*|log\w*|info|warn\w*|"
                      r"exit|_exit|assert|skip)\b")
 _BACKGROUND = re.compile(r"(?<![>&\d])&(?![>&])")
+# Syntax newer Pythons added (formatted or template strings, ``type``, generics, ``except``).
+_NEWER_SYNTAX = re.compile(r"""(?<![\w'"])(?:[fFtT][rR]?|[rR][fFtT])['"]|(?m:^\s*(?:type|"""
+                           r"except)\b)|(?:def|class)\s+\w+\s*\[")
 
 
 _SPECIAL = (_SILENT | _EMITTERS | _INTERPRETERS.keys() | _PYTHONS | _SHELLS | _PASSTHROUGH
@@ -335,7 +339,8 @@ class _Walk:
                     continue  # 2>&1: one stream into another
                 expect = "<" if word == "<" else ">" if word[0] in ">&1" else "2"
             elif not command and _ASSIGNMENT.match(word):
-                self.scope.variables[word.partition("=")[0]] = "literal"
+                name, _, self.scope.values[name] = word.partition("=")
+                self.scope.variables[name] = "literal"
             else:
                 command.append(word)
         return command, targets, source, silenced
@@ -475,10 +480,14 @@ class _Walk:
                 self.assign(child, positional)
         if name_node is None:
             return "none"
-        if (name_node.child_count != 1 or name_node.children[0].type != "word") and \
-                self.word(name_node, positional) not in ("literal", "none"):
-            return "real"  # a command name made by an expansion
+        made = self.word(name_node, positional) if name_node.child_count != 1 or \
+            name_node.children[0].type != "word" else "literal"
         args = node.children_by_field_name("argument")
+        typed = self.scope.values.get(unquoted(name_node).strip("${}"), "")
+        if made not in ("literal", "none"):  # a command name made by an expansion: a typed
+            made = _join(*self.shell(" ".join([typed, *map(node_text, args)]), positional)) \
+                if typed else made  # one runs as typed (its pieces put together: computed)
+            return "pure" if made == "literal" else made
         return self.run(unquoted(name_node), [unquoted(a) for a in args],
                         [self.word(a, positional) for a in args], stdin, positional)
 
@@ -486,6 +495,11 @@ class _Walk:
             positional: Taint) -> Taint:
         """What one simple command prints (its name as typed, its words and their taints)."""
         name = full.rsplit("/", 1)[-1]
+        if name in ("eval", "trap"):  # a command string run now or at exit: read as one
+            typed = values[:1] if name == "trap" else values
+            code = " ".join(words[:1] if name == "trap" else words)
+            return (_join(*self.shell(code, positional)) if set(typed) <= {"literal"}
+                    else _join(*typed)) or "none"
         if name in _PREFIXES:
             if name == "timeout" and words and words[0][:1].isdigit():
                 words, values = words[1:], values[1:]  # its duration
@@ -602,6 +616,8 @@ class _Walk:
                                                           "show-buffer", "showb"}.isdisjoint(
                 words) else "none"
         if name in _REPOSITORY:
+            for word in (w.split("!", 1)[1] for w in words if re.match(r"(?:alias\.\S*=)?!", w)):
+                scope.state["repo"] = _join(scope.state.get("repo", "none"), *self.shell(word))
             if operands and operands[0] in ("commit", "tag", "notes"):  # its messages
                 scope.state["repo"] = _join(scope.state.get("repo", "none"), *values)
             return _beside(scope.state.get("repo", "none"))
@@ -612,6 +628,8 @@ class _Walk:
                 scope.state[key] = _join(scope.state.get(key, "none"), "pure",
                                          *(v for v in values if v != "literal"))
             return _beside(scope.state.get(key, "none"))
+        if name in _LISTERS and (found := self.carried(words, values, "none")) is not None:
+            return found  # find's -exec
         if name in _LISTERS:
             folders = [self.path(w) for w in operands if "/" in w or self.file(w)] or \
                 [scope.cwd or "/"]
@@ -806,6 +824,8 @@ class _Walk:
             if stdin in ("real", "rewritten") and taint == "real" and _INSERTS.search(code):
                 return "rewritten"  # real input, with text of its own put in
             return taint
+        if python and _NEWER_SYNTAX.search(code) is None:  # no Python runs it: it prints
+            return "literal"  # the error (the line rules find the source lines it quotes)
         if _REACHES.search(without_strings(_code_only(code))) is None:
             return "pure"
         if stdin in ("real", "rewritten") and re.search(r"stdin|STDIN|<>|readline|input\(",
@@ -982,11 +1002,6 @@ def _heredoc_body(statement: Any) -> Any:
     return None
 
 
-def _quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w./=:@%+,-]+", word) else "'" + word.replace(
-        "'", "'\\''") + "'"
-
-
 def _literal_output(statement: Any) -> str | None:
     """The text an ``echo``/``printf``/``cat <<EOF`` statement writes, when typed."""
     heredoc = _heredoc_body(statement)
@@ -1072,20 +1087,11 @@ while its view is fitted to a window): each is walked once."""
 # commands, echo and cat of typed files) prints only literal and real text.
 _WORTH_WALKING = re.compile(r"[$`(){}|\\;=]|<<|\./|/bin/|/tests/|/logs/|conftest|"
                             r"customize|reward|ctrf|PATH")
-_WORTH_WORDS = frozenset({"python", "python2", "python3", "pypy3", "node", "nodejs", "deno",
-                          "perl", "ruby", "php", "lua", "awk", "gawk", "mawk", "nawk", "sed",
-                          "tr", "rev", "base64", "base32", "basenc", "xxd", "od", "hexdump",
-                          "iconv", "jq", "yq", "figlet", "toilet", "cowsay", "bc", "dc", "recode",
-                          "envsubst", "m4", "seq", "expr", "let", "printf", "wc", "md5sum",
-                          "sha1sum", "sha256sum", "sha512sum", "cksum", "b2sum", "make", "npm",
-                          "npx", "yarn", "pnpm", "bun", "bash", "sh", "zsh", "dash", "source",
-                          "alias", "function", "export", "declare", "local", "readonly",
-                          "typeset", "tee", "cp", "mv", "install", "sudo", "env", "exec",
-                          "command", "xargs", "timeout", "stdbuf", "unbuffer", "script", "strace",
-                          "nohup", "nice", "pytest", "py.test", "tox", "nox", "go", "cargo",
-                          "jest", "vitest", "mocha", "uv", "poetry", "pipenv", "task", "agent",
-                          "subagent", "delegate", "dispatch_agent", "jupyter", "ipython", "for",
-                          "while", "until", "if", "case"})
+_WORTH_WORDS = (_INTERPRETERS.keys() | _PYTHONS | _REWRITERS | _TRANSFORMS | _COUNTERS
+                | _PREFIXES | _SHELLS | _BUILDERS | TEST_RUNNERS | _SUBAGENT_TOOLS | {
+                    "printf", "seq", "expr", "let", "alias", "function", "export", "declare",
+                    "local", "readonly", "typeset", "tee", "cp", "mv", "install", "eval", "trap",
+                    "sha512sum", "bun", "for", "while", "until", "if", "case"})
 _WORD = re.compile(r"[A-Za-z_][\w.]*")
 
 

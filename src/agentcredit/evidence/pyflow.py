@@ -135,7 +135,9 @@ class _Flow:
                             node, ast.AugAssign) else _join(taint, self._kept(name.id, old))
         elif isinstance(node, ast.For | ast.AsyncFor | ast.comprehension):
             taint = self.value(node.iter)
-            for name in ast.walk(node.target):
+            counts = [n.target for n in ast.walk(node) if isinstance(n, ast.AugAssign)] \
+                if taint in ("real", "rewritten") else []  # a count kept over real values
+            for name in (n for t in [node.target, *counts] for n in ast.walk(t)):
                 if isinstance(name, ast.Name):
                     self.names[name.id] = _join(taint, self.names.get(name.id, "none"))
         elif isinstance(node, ast.With | ast.AsyncWith):
@@ -149,6 +151,8 @@ class _Flow:
                             self.names[name.id] = self.value(item.context_expr)
         elif isinstance(node, ast.Call) and self._writes(node):
             pass
+        elif isinstance(node, ast.Call) and ast.unparse(node.func) in ("exec", "eval"):
+            self.printed.add(_join("pure", *map(self.value, node.args)))  # code it made
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name) and not self._prints(node):
             owner = node.func.value.id  # rows.append(x): what rows holds now includes x

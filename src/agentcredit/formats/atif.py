@@ -43,7 +43,8 @@ _SOURCES = {"system": "system", "user": "user", "agent": "agent", "assistant": "
 ECHO_PROMPTS = (r"Command:",)
 HARNESS_STATUS = (
     r"process group pgid\s*[:=]?\s*(?:-?\d+|\(none\))\.?",
-    r"(?:error|background pids|signal|directory):\s*\((?:none|root)\)",
+    r"(?:(?:error|background pids|signal|directory):\s*)?\((?:none|root|empty)\)",
+    r"command was automatically cancelled because it exceeded the timeout .*",
     r"\[(?:the )?command (?:completed|finished|exited) with exit code -?\d+\.?\]",
     r"\[(?:current working directory|python interpreter|process exited)[^\]]*\]",
 )
