@@ -99,7 +99,7 @@ def secret_values() -> tuple[str, ...]:
         found = {v for k, v in os.environ.items()
                  if _SECRET_NAME.search(k) and len(v) >= MIN_SECRET_VALUE} | _GIVEN
         _VALUES[:] = [key, tuple(sorted(found, key=len, reverse=True))]
-    return _VALUES[1]  # type: ignore[no-any-return]
+    return _VALUES[1]  # type: ignore[return-value]
 
 
 _VALUES: list[object] = [None, ()]  # (environment size, secrets given) and the values then

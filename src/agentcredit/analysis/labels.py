@@ -208,8 +208,7 @@ def score_validation(store: RunStore, path: Path) -> dict[str, Any]:
                 (split == "all" or split_of(rows[t].task_id or "?") == split)]
         scorers: dict[str, Any] = {}
         for name in ("partial_credit", "holistic", "checks_fraction"):
-            pairs = [(person[t], _score(rows[t], name)) for t in mine]
-            pairs = [(a, b) for a, b in pairs if b is not None]
+            pairs = [(person[t], b) for t in mine if (b := _score(rows[t], name)) is not None]
             scorers[name] = {"n": len(pairs), "spearman": spearman(
                 [a for a, _ in pairs], [b for _, b in pairs]) if len(pairs) >= 3 else None}
         out["splits"][split] = {"trials": len(mine), "scorers": scorers}

@@ -18,6 +18,7 @@ import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from agentcredit.evidence.quotes import DEFAULT_SPECIFICITY
 from agentcredit.evidence.view import EvidenceView
@@ -113,7 +114,7 @@ def majority(votes: Sequence[Vote], item_ids: Sequence[str]) -> list[ItemJudgmen
         counts = Counter(v.judgment.label for v in mine if v.judgment.label in ("yes", "no"))
         tally = ", ".join(f"{v.judge}#{v.sample}: {v.judgment.label}" for v in mine)
         if counts["yes"] != counts["no"]:
-            label = "yes" if counts["yes"] > counts["no"] else "no"
+            label: Literal["yes", "no"] = "yes" if counts["yes"] > counts["no"] else "no"
             first = next(v.judgment for v in mine if v.judgment.label == label)
             out.append(first.model_copy(update={
                 "rationale": f"{counts[label]} of {len(mine)} votes ({tally}); "

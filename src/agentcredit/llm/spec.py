@@ -93,7 +93,7 @@ class ModelSpec:
                                                 if self.base_url else {}))
         store = None if self.no_cache else \
             ResponseCache(self.cache or default_cache or default_cache_path())
-        ledger = UsageLedger(prices=_prices(self.prices)) if self.prices else UsageLedger()
+        ledger = UsageLedger(prices=_prices(Path(self.prices))) if self.prices else UsageLedger()
         return ModelClient(provider, cache=store, endpoint=self.endpoint, rpm=self.rpm,
                            tpm=self.tpm, retry_failed=self.retry_failed, redact=self.redact,
                            defer=self.batch, ledger=ledger, notify=self.notify)

@@ -113,10 +113,11 @@ class _Service:
     async def health(self, request: Request) -> JSONResponse:
         bank = self.reward.bank
         verifier = self.reward.verifier
+        ledger = getattr(verifier, "ledger", None)
         return JSONResponse({"status": "ok", "bank": bank.hash if bank else None,
                              "model": verifier.model_id if verifier else None,
                              "skills": len(bank.skills) if bank else 0,
-                             "usage": verifier.ledger.summary() if verifier else None})
+                             "usage": ledger.summary() if ledger else None})
 
     async def openapi(self, request: Request) -> JSONResponse:
         from agentcredit.version import __version__
