@@ -173,18 +173,18 @@ def test_slow_answers_time_out_into_a_typed_failure() -> None:
 
 def test_a_local_server_is_waited_for_not_asked_twice() -> None:
     """A local server goes on generating a request given up (llama-cpp-python does): its
-    request is waited for up to max_timeout_attempts x --timeout, and never sent again
+    request is waited for up to local_patience x --timeout, and never sent again
     while the first may still be generating."""
     with FakeLLMServer(faults=lambda i, body: "slow", slow_seconds=1.0) as server:
         waited = client(server, timeout=0.25,
-                        retry=RetryPolicy(max_attempts=3, max_timeout_attempts=24))
+                        retry=RetryPolicy(max_attempts=3, local_patience=24))
         assert waited.waits
         assert ok(waited.generate_sync([user("x")])).attempts == 1
         assert server.count == 1
         assert (waited.ledger.calls, waited.ledger.answers, waited.ledger.abandoned) == \
             (1, 1, 0)
         given_up = client(server, timeout=0.3,
-                          retry=RetryPolicy(max_attempts=3, base_delay=0.01))
+                          retry=RetryPolicy(max_attempts=3, base_delay=0.01, local_patience=2))
         failure = given_up.generate_sync([user("y")])
         assert server.count == 2  # given up at 2 x 0.3 s, and not sent again
     assert isinstance(failure, ModelFailure) and failure.kind == "timeout"

@@ -270,7 +270,7 @@ def test_timeouts_never_pile_up_on_a_one_slot_server(tmp_path: Path) -> None:
         # A local server's request is waited for (here up to 10 x 0.4 s): each question
         # is sent once and answered, one at a time.
         made = client(url, tmp_path, concurrency=None, timeout=0.4,
-                      retry=RetryPolicy(max_timeout_attempts=10))
+                      retry=RetryPolicy(local_patience=10))
         asked = len(record.bodies)
         assert all(r.parsed is not None for r in ask(made, "again", n=3))
         assert record.peak == 1 and len(record.bodies) - asked == 3

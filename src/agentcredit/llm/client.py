@@ -115,8 +115,8 @@ class ModelClient:
         self.info = EndpointInfo()
         self.waits = is_local(getattr(provider, "base_url", None))
         """A local server goes on generating a request given up (llama-cpp-python does, to
-        max_tokens): one is waited for up to ``max_timeout_attempts`` times the timeout, and
-        is not sent again after that; ``auto`` starts at one request in flight."""
+        max_tokens): one is waited for up to ``local_patience`` times the timeout, and is not
+        sent again after that; ``auto`` starts at one request in flight."""
         self._prepared = False
         self._said: set[str] = set()
         self._limit_state = (concurrency or 8, concurrency is None)
@@ -485,7 +485,7 @@ class ModelClient:
             start = time.perf_counter()
             self.ledger.sent(retry=state.sends > 0)
             state.sends += 1
-            wait = self.timeout * (self.retry.max_timeout_attempts if self.waits else 1)
+            wait = self.timeout * (self.retry.local_patience if self.waits else 1)
             try:
                 answer = await self.provider.send(body, wait)
                 self.ledger.answered(self.model_id, answer.usage)
@@ -498,7 +498,7 @@ class ModelClient:
                     self.ledger.abandoned += 1
                     hold = min(self.timeout, 60.0)
                     exc.message = f"no answer in {wait:g} s" + (
-                        f" ({self.retry.max_timeout_attempts} x --timeout: a request to a "
+                        f" ({self.retry.local_patience:g} x --timeout: a request to a "
                         "local server is waited for, not sent again)" if self.waits else "")
                 raise
             finally:
