@@ -113,10 +113,7 @@ class ModelClient:
         self.endpoint = provider.endpoint if isinstance(provider, Addressed) else \
             f"{provider.name}|{provider.model}"
         self.info = EndpointInfo()
-        self.waits = is_local(getattr(provider, "base_url", None))
-        """A local server goes on generating a request given up (llama-cpp-python does, to
-        max_tokens): one is waited for up to ``local_patience`` times the timeout, and is not
-        sent again after that; ``auto`` starts at one request in flight."""
+        self.waits = is_local(getattr(provider, "base_url", None))  # see _send
         self._prepared = False
         self._said: set[str] = set()
         self._limit_state = (concurrency or 8, concurrency is None)
@@ -476,7 +473,9 @@ class ModelClient:
     async def _send(self, body: dict[str, Any], limit: AdaptiveLimit, limiter: RateLimiter,
                     config: GenerationConfig, state: _Attempts) -> Any:
         """One request within the in-flight limit. A timed-out request keeps its slot for
-        a while after it was given up: the server is most likely still working on it."""
+        a while after it was given up: the server is most likely still working on it. A
+        local server goes on generating a request given up (llama-cpp-python does, to
+        max_tokens): one is waited for ``local_patience`` x the timeout, not sent again."""
         await limit.acquire()
         hold = 0.0
         try:
