@@ -161,11 +161,36 @@ def test_retry_after_is_honoured() -> None:
 
 def test_slow_answers_time_out_into_a_typed_failure() -> None:
     with FakeLLMServer(faults=lambda i, body: "slow", slow_seconds=1.0) as server:
-        result = client(server, retry=RetryPolicy(max_attempts=2, base_delay=0.01),
-                        timeout=0.3).generate_sync([user("x")])
+        remote = client(server, retry=RetryPolicy(max_attempts=2, base_delay=0.01),
+                        timeout=0.3)
+        remote.waits = False  # as a remote server: given up at the timeout and sent again
+        result = remote.generate_sync([user("x")])
         assert server.count == 2
     assert isinstance(result, ModelFailure)
     assert (result.kind, result.attempts) == ("timeout", 2)
+    assert (remote.ledger.calls, remote.ledger.answers, remote.ledger.abandoned) == (2, 0, 2)
+
+
+def test_a_local_server_is_waited_for_not_asked_twice() -> None:
+    """A local server goes on generating a request given up (llama-cpp-python does): its
+    request is waited for up to local_patience x --timeout, and never sent again
+    while the first may still be generating."""
+    with FakeLLMServer(faults=lambda i, body: "slow", slow_seconds=1.0) as server:
+        waited = client(server, timeout=0.25,
+                        retry=RetryPolicy(max_attempts=3, local_patience=24))
+        assert waited.waits
+        assert ok(waited.generate_sync([user("x")])).attempts == 1
+        assert server.count == 1
+        assert (waited.ledger.calls, waited.ledger.answers, waited.ledger.abandoned) == \
+            (1, 1, 0)
+        given_up = client(server, timeout=0.3,
+                          retry=RetryPolicy(max_attempts=3, base_delay=0.01, local_patience=2))
+        failure = given_up.generate_sync([user("y")])
+        assert server.count == 2  # given up at 2 x 0.3 s, and not sent again
+    assert isinstance(failure, ModelFailure) and failure.kind == "timeout"
+    assert "local server" in failure.message, failure.message
+    assert (given_up.ledger.calls, given_up.ledger.answers, given_up.ledger.abandoned) == \
+        (1, 0, 1)
 
 
 def test_persistent_server_errors_end_as_a_failure_or_an_exception() -> None:
@@ -258,6 +283,7 @@ def test_two_hundred_requests_with_thirty_percent_faults(tmp_path: Path) -> None
     with FakeLLMServer(faults=plan, slow_seconds=0.5) as server:
         c = client(server, tmp_path, concurrency=16, timeout=0.3,
                    retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02))
+        c.waits = False  # a slow answer times out as at a remote server
         results = asyncio.run(run(c))
         sent = server.count
         rerun = asyncio.run(run(client(server, tmp_path)))

@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from agentcredit.llm import ModelClient, ResponseCache, user
 from agentcredit.llm.endpoint import EndpointSettings
+from agentcredit.llm.limits import RetryPolicy
 from agentcredit.llm.providers.openai_compat import OpenAICompatProvider
 
 Behaviour = Callable[[dict[str, Any]], tuple[int, dict[str, Any]]]
@@ -261,10 +262,19 @@ def test_timeouts_never_pile_up_on_a_one_slot_server(tmp_path: Path) -> None:
     with serving(lambda b: (200, completion(GOOD)), props=props, seconds=0.6,
                  slots=1) as (url, record):
         made = client(url, tmp_path, concurrency=None, timeout=0.4)
+        made.waits = False  # as a remote server: given up at the timeout
         results = ask(made, n=3)
         assert all(r.kind == "timeout" for r in results)
         assert record.peak == 1
         assert len(record.bodies) <= 6
+        # A local server's request is waited for (here up to 10 x 0.4 s): each question
+        # is sent once and answered, one at a time.
+        made = client(url, tmp_path, concurrency=None, timeout=0.4,
+                      retry=RetryPolicy(local_patience=10))
+        asked = len(record.bodies)
+        assert all(r.parsed is not None for r in ask(made, "again", n=3))
+        assert record.peak == 1 and len(record.bodies) - asked == 3
+        assert (made.ledger.calls, made.ledger.answers, made.ledger.abandoned) == (3, 3, 0)
 
 
 def test_a_definitive_failure_is_replayed_only_at_the_same_endpoint(tmp_path: Path) -> None:

@@ -30,7 +30,8 @@ CONCURRENCY_HELP = ("Concurrent model requests: a number, or auto (learned from 
                     "slots, else backed off on timeouts and overload; the default for a local "
                     "--base-url; {} otherwise).")
 TimeoutOpt = Annotated[float, typer.Option(
-    "--timeout", help="Seconds one model request may take before it is given up.")]
+    "--timeout", help="Seconds one model request may take before it is given up (a local "
+    "server's: 5 x this, and never sent again).")]
 MaxTokensOpt = Annotated[int | None, typer.Option(
     "--max-tokens", help="Most tokens of one answer (default 4096, cut to what the "
     "window leaves).")]

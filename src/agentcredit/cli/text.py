@@ -62,6 +62,7 @@ def usage_rows(usage: dict[str, Any] | None) -> list[tuple[str, str]]:
              f"{usage['calls']} ({usage.get('retries', 0)})"),
             ("model requests answered (the rest timed out)",
              str(usage.get("answered", usage["calls"]))),
+            ("model requests given up at the timeout", str(usage.get("abandoned", 0))),
             ("answers from the cache", str(usage["cache_hits"])),
             ("tokens in / cached / out", f"{usage['input_tokens']} / "
              f"{usage['cached_input_tokens']} / {usage['output_tokens']}"),

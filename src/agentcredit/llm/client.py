@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 from agentcredit.errors import ModelCallError, ProviderError
 from agentcredit.hashing import canonical_sha256
 from agentcredit.llm.cache import ResponseCache, cache_key
-from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, too_long_in
+from agentcredit.llm.endpoint import EndpointInfo, EndpointSettings, is_local, too_long_in
 from agentcredit.llm.limits import AdaptiveLimit, RateLimiter, RetryPolicy
 from agentcredit.llm.providers import Provider
 from agentcredit.llm.providers.base import Addressed, Embedding, Negotiating
@@ -113,6 +113,7 @@ class ModelClient:
         self.endpoint = provider.endpoint if isinstance(provider, Addressed) else \
             f"{provider.name}|{provider.model}"
         self.info = EndpointInfo()
+        self.waits = is_local(getattr(provider, "base_url", None))  # see _send
         self._prepared = False
         self._said: set[str] = set()
         self._limit_state = (concurrency or 8, concurrency is None)
@@ -246,7 +247,8 @@ class ModelClient:
         loop_id = id(asyncio.get_running_loop())
         if loop_id not in self._limits:
             ceiling, adaptive = self._limit_state
-            self._limits = {loop_id: AdaptiveLimit(ceiling, adaptive=adaptive)}
+            start = 1 if adaptive and self.waits and not self.info.slots else None
+            self._limits = {loop_id: AdaptiveLimit(ceiling, adaptive=adaptive, start=start)}
             self._limiters = {loop_id: RateLimiter(*self.limiter_args)}
         return self._limits[loop_id], self._limiters[loop_id]
 
@@ -471,7 +473,9 @@ class ModelClient:
     async def _send(self, body: dict[str, Any], limit: AdaptiveLimit, limiter: RateLimiter,
                     config: GenerationConfig, state: _Attempts) -> Any:
         """One request within the in-flight limit. A timed-out request keeps its slot for
-        a while after it was given up: the server is most likely still working on it."""
+        a while after it was given up: the server is most likely still working on it. A
+        local server goes on generating a request given up (llama-cpp-python does, to
+        max_tokens): one is waited for ``local_patience`` x the timeout, not sent again."""
         await limit.acquire()
         hold = 0.0
         try:
@@ -480,14 +484,21 @@ class ModelClient:
             start = time.perf_counter()
             self.ledger.sent(retry=state.sends > 0)
             state.sends += 1
+            wait = self.timeout * (self.retry.local_patience if self.waits else 1)
             try:
-                answer = await self.provider.send(body, self.timeout)
+                answer = await self.provider.send(body, wait)
                 self.ledger.answered(self.model_id, answer.usage)
+                if time.perf_counter() - start > self.timeout:
+                    limit.overloaded()  # answered, but later than --timeout: fewer at once
                 return answer
             except ProviderError as exc:
                 self.ledger.answers += exc.status is not None  # an HTTP error is an answer
                 if exc.kind == "timeout":
+                    self.ledger.abandoned += 1
                     hold = min(self.timeout, 60.0)
+                    exc.message = f"no answer in {wait:g} s" + (
+                        f" ({self.retry.local_patience:g} x --timeout: a request to a "
+                        "local server is waited for, not sent again)" if self.waits else "")
                 raise
             finally:
                 state.spent += time.perf_counter() - start
@@ -509,7 +520,7 @@ class ModelClient:
             return False
         if exc.kind == "timeout":
             state.timeouts += 1
-            if state.timeouts >= self.retry.max_timeout_attempts:
+            if self.waits or state.timeouts >= self.retry.max_timeout_attempts:
                 return False
         await asyncio.sleep(self.retry.delay(state.tries, exc.retry_after, self._rng))
         return True

@@ -18,6 +18,9 @@ class RetryPolicy:
     max_delay: float = 30.0
     max_repairs: int = 1
     max_timeout_attempts: int = 2
+    local_patience: float = 5.0
+    """A request to a local server is waited for this many times the timeout (and never
+    sent again: the server goes on generating a request given up)."""
     max_retry_after: float = 120.0
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:

@@ -31,7 +31,8 @@ class UsageLedger:
     retries: int = 0
     answers: int = 0
     """Requests the server answered (an answer or an HTTP error); ``calls - answers`` were
-    given up at the timeout or dropped, and a server never logs those."""
+    given up at the timeout (``abandoned``) or dropped, and a server never logs those."""
+    abandoned: int = 0
     cache_hits: int = 0
     replayed_failures: int = 0
     input_tokens: int = 0
@@ -106,6 +107,7 @@ class UsageLedger:
             "calls": self.calls,
             "retries": self.retries,
             "answered": self.answers,
+            "abandoned": self.abandoned,
             "cache_hits": self.cache_hits,
             "replayed_failures": self.replayed_failures,
             "input_tokens": self.input_tokens,
