@@ -8,8 +8,8 @@ import multiprocessing
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,11 +23,15 @@ def _dead_pid() -> int:
     return child.pid
 
 
-def _try(folder: str, results: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _try(folder: str, results: multiprocessing.Queue,  # type: ignore[type-arg]
+         release: Any = None) -> None:
+    """Try the lock; a holder keeps it until ``release`` is set (every other try reported),
+    so no try can come after the holder let go, however slowly the processes start."""
     try:
         with RunLock(Path(folder)):
             results.put("held")
-            time.sleep(0.5)
+            if release is not None:
+                release.wait(60)
     except ConfigError:
         results.put("refused")
 
@@ -36,12 +40,15 @@ def test_a_stale_lock_is_taken_over_by_exactly_one_of_many(tmp_path: Path) -> No
     (tmp_path / LOCK_NAME).write_text(json.dumps({"pid": _dead_pid(), "since": 0}))
     results: multiprocessing.Queue = multiprocessing.Queue()  # type: ignore[type-arg]
     context = multiprocessing.get_context("fork")
-    workers = [context.Process(target=_try, args=(str(tmp_path), results)) for _ in range(8)]
+    release = context.Event()
+    workers = [context.Process(target=_try, args=(str(tmp_path), results, release))
+               for _ in range(8)]
     for worker in workers:
         worker.start()
+    outcomes = sorted(results.get(timeout=120) for _ in workers)
+    release.set()
     for worker in workers:
-        worker.join(20)
-    outcomes = sorted(results.get(timeout=5) for _ in workers)
+        worker.join(60)
     assert outcomes.count("held") == 1, outcomes
     assert not (tmp_path / LOCK_NAME).exists()  # released by its holder
     assert [p.name for p in tmp_path.iterdir()] == []  # no temporary file left behind
