@@ -146,10 +146,11 @@ def test_a_client_that_hangs_up_mid_body_is_one_log_line(
     normal = httpx.post(f"{undecided}/get_reward", json={"query": ["x"]},
                         timeout=60)  # still served
     assert normal.status_code == 200
-    for _ in range(50):
+    import time
+    deadline = time.monotonic() + 60  # the log line, however busy the machine
+    while time.monotonic() < deadline:
         if any("disconnected" in r.getMessage() for r in caplog.records):
             break
-        import time
         time.sleep(0.05)
     lines = [r for r in caplog.records if "disconnected" in r.getMessage()]
     assert len(lines) == 1 and lines[0].name == "agentcredit.serve"
