@@ -932,6 +932,7 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
     """
     walk = _Walk()
     steps: dict[int, StepControl] = {}
+    shared: dict[StepControl, StepControl] = {}
     for number, step_calls in enumerate(calls, 1):
         if step_calls is None:
             continue
@@ -945,8 +946,9 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
                 printed = {"rewritten"}
             controls.append(_control(printed))
         chosen = next((c for c in controls if c.controlled), StepControl(False))
-        steps[number] = StepControl(chosen.controlled, chosen.reason,
-                                    tuple(c.controlled for c in controls))
+        control = StepControl(chosen.controlled, chosen.reason,
+                              tuple(c.controlled for c in controls))
+        steps[number] = shared.setdefault(control, control)  # one per kind: a long trial
     return TrialFlow(steps, rigging_flags(calls))
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
 from agentcredit.evidence.dataflow import StepControl, TrialFlow, flow_of, strings_in
@@ -28,9 +28,36 @@ TRAJECTORY_OPEN = "<trajectory>"
 TRAJECTORY_CLOSE = "</trajectory>"
 
 
-@dataclass(frozen=True)
-class StepEvidence:
-    """The full (unshortened) evidence text of one step, for checking citations."""
+T = TypeVar("T")
+
+
+class slot_cached(Generic[T]):  # named like functools.cached_property
+    """A value computed once per record, kept in the slot ``_`` + its name (no __dict__)."""
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self.compute, self.__doc__ = compute, compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, record: Any, owner: type | None = None) -> T:
+        try:
+            return getattr(record, self.slot)  # type: ignore[no-any-return]
+        except AttributeError:
+            value = self.compute(record)
+            object.__setattr__(record, self.slot, value)
+            return value
+
+
+class _Computed:
+    __slots__ = ("_has_output", "_normalized_action", "_normalized_lines", "_normalized_output",
+                 "_origins", "_output_lines", "_shown_output")
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvidence(_Computed):
+    """The full (unshortened) evidence text of one step, for checking citations (slotted:
+    a long trial has hundreds of thousands)."""
 
     number: int
     action: str
@@ -43,7 +70,7 @@ class StepEvidence:
     self_made: bool | frozenset[int] = False  # the output (or these lines of it) printed
     # by tool calls whose output the agent controls
 
-    @cached_property
+    @slot_cached
     def origins(self) -> tuple[LineOrigin, ...]:
         """Where each line of the output (``output.split("\\n")``) came from
         (:mod:`agentcredit.evidence.provenance`; computed once)."""
@@ -56,7 +83,7 @@ class StepEvidence:
                             authored=lambda line: index.authored(line, end, numbered),
                             given=self.given, self_made=self.self_made)
 
-    @cached_property
+    @slot_cached
     def shown_output(self) -> str:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
         agent authored marked with :data:`agentcredit.evidence.authored.MARK` (computed
@@ -65,27 +92,27 @@ class StepEvidence:
                          for line, origin in zip(defused_lines(self.output), self.origins,
                                                  strict=True))
 
-    @cached_property
+    @slot_cached
     def normalized_lines(self) -> tuple[str, ...]:
         """``output.split("\\n")``, each line normalized (computed once)."""
         return tuple(normalize_lines(self.output))
 
-    @cached_property
+    @slot_cached
     def output_lines(self) -> frozenset[str]:
         """Each line of the output, normalized (computed once)."""
         return frozenset(self.normalized_lines)
 
-    @cached_property
+    @slot_cached
     def normalized_output(self) -> str:
         """The output in the form quotes are matched in (computed once)."""
         return normalize_text(self.output)
 
-    @cached_property
+    @slot_cached
     def normalized_action(self) -> str:
         """The action in the form quotes are matched in (computed once)."""
         return normalize_text(self.action)
 
-    @cached_property
+    @slot_cached
     def has_output(self) -> bool:
         """Whether the step showed any output but blanks (computed once)."""
         return bool(self.output.strip())
