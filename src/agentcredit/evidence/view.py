@@ -88,9 +88,10 @@ class StepEvidence(_Computed):
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
         agent authored marked with :data:`agentcredit.evidence.authored.MARK` (computed
         once)."""
-        return "\n".join(MARK + line if origin == "authored" and line.strip() else line
-                         for line, origin in zip(defused_lines(self.output), self.origins,
-                                                 strict=True))
+        shown = "\n".join(MARK + line if origin == "authored" and line.strip() else line
+                           for line, origin in zip(defused_lines(self.output), self.origins,
+                                                   strict=True))
+        return self.output if shown == self.output else shown  # one copy of most outputs
 
     @slot_cached
     def normalized_lines(self) -> tuple[str, ...]:
