@@ -948,7 +948,7 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
         chosen = next((c for c in controls if c.controlled), StepControl(False))
         control = StepControl(chosen.controlled, chosen.reason,
                               tuple(c.controlled for c in controls))
-        steps[number] = shared.setdefault(control, control)  # one per kind: a long trial
+        steps[number] = shared.setdefault(control, control)  # one record per verdict
     return TrialFlow(steps, rigging_flags(calls))
 
 
@@ -982,11 +982,6 @@ def _heredoc_body(statement: Any) -> Any:
                 if child.type == "heredoc_body":
                     return child
     return None
-
-
-def _quote(word: str) -> str:
-    return word if re.fullmatch(r"[\w./=:@%+,-]+", word) else "'" + word.replace(
-        "'", "'\\''") + "'"
 
 
 def _literal_output(statement: Any) -> str | None:

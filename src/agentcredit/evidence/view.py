@@ -31,22 +31,16 @@ TRAJECTORY_CLOSE = "</trajectory>"
 T = TypeVar("T")
 
 
-class slot_cached(Generic[T]):  # named like functools.cached_property
-    """A value computed once per record, kept in the slot ``_`` + its name (no __dict__)."""
+class slot_cached(Generic[T]):  # functools.cached_property for a record without __dict__
+    """A value computed once per record, kept in the slot ``_`` + its name."""
 
     def __init__(self, compute: Callable[[Any], T]) -> None:
-        self.compute, self.__doc__ = compute, compute.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self.slot = "_" + name
+        self.compute, self.__doc__, self.slot = compute, compute.__doc__, "_" + compute.__name__
 
     def __get__(self, record: Any, owner: type | None = None) -> T:
-        try:
-            return getattr(record, self.slot)  # type: ignore[no-any-return]
-        except AttributeError:
-            value = self.compute(record)
-            object.__setattr__(record, self.slot, value)
-            return value
+        if not hasattr(record, self.slot):
+            object.__setattr__(record, self.slot, self.compute(record))
+        return getattr(record, self.slot)  # type: ignore[no-any-return]
 
 
 class _Computed:
@@ -56,8 +50,7 @@ class _Computed:
 
 @dataclass(frozen=True, slots=True)
 class StepEvidence(_Computed):
-    """The full (unshortened) evidence text of one step, for checking citations (slotted:
-    a long trial has hundreds of thousands)."""
+    """The full (unshortened) evidence text of one step, for checking citations."""
 
     number: int
     action: str
