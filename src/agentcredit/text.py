@@ -80,8 +80,6 @@ def normalize_lines(text: str) -> list[str]:
 
 WORD = re.compile(r"[a-z0-9]+")
 """A word of lower-cased text: the one tokenizer of comparisons and retrieval."""
-IDENT = re.compile(r"\w+")
-"""An identifier-like token (Unicode letters, digits, underscore), as shells and code split."""
 _SPLIT = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)\s+(?=[A-Z0-9`\"'(\[])|\n+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#+)\s+")
 STOP = frozenset({

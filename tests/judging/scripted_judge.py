@@ -40,14 +40,21 @@ def requirement_units(text: str) -> list[str]:
     return found
 
 
-def outputs_by_step(text: str, *, echoes: bool = False) -> dict[int, str]:
-    """A quote from each step's OUTPUT in the evidence view: its first line of environment
-    text, as a careful model would cite (with ``echoes``, its first line even when that is
-    the tool's echo of the command, as a careless one would)."""
+def outputs_by_step(text: str, *, echoes: bool = False, limit: int = 0) -> dict[int, str]:
+    """A quote from each step's OUTPUT in the evidence view (the first ``limit`` steps with
+    one, when given): its first line of environment text, as a careful model would cite
+    (with ``echoes``, its first line even when that is the tool's echo of the command, as a
+    careless one would)."""
+    if limit and len(text) > 2**16:  # a long view: its head is read first, whole if need be
+        head = outputs_by_step(text[:2**16].rsplit("\n", 1)[0], echoes=echoes, limit=limit)
+        if len(head) >= limit:
+            return head
     found: dict[int, str] = {}
     current = None
     in_output = False
     for line in text.splitlines():
+        if limit and len(found) >= limit:
+            break
         match = STEP.match(line)
         if match:
             current, in_output = int(match.group(1)), False
@@ -74,7 +81,7 @@ def answer(messages: list[dict[str, Any]], schema: dict[str, Any] | None,
         waivers = [{"sentence": r, "reason": "scripted: not itemised"} for r in reqs]
         return json.dumps({"items": items, "waivers": waivers})
     if title == "ItemsAnswer":
-        outputs = outputs_by_step(text, echoes=echoes)
+        outputs = outputs_by_step(text, echoes=echoes, limit=1)
         block = text[text.index("<checklist>"):text.index("</checklist>")]
         ids = [m.group(1) for m in map(ITEM.match, block.splitlines()) if m]
         items = []

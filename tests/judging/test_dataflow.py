@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import agentcredit
-from agentcredit.evidence.dataflow import trial_flow
+from agentcredit.evidence.dataflow import flow_of, trial_flow
 from agentcredit.evidence.quotes import check_quotes
 from agentcredit.evidence.view import evidence_steps
 from agentcredit.rewards.hooks import SkillRubricReward
@@ -109,6 +109,16 @@ def test_each_rigging_action_is_flagged_with_its_step(kind: str) -> None:
     honest = trial_flow([[("bash", {"command": "python -m pytest -q | tail -n 5"})],
                          [("Write", {"file_path": "/app/solution.py", "content": "x = 1"})]])
     assert honest.flags == ()
+
+
+@pytest.mark.parametrize("kind", sorted(RIGGING))
+def test_a_trials_flow_finds_the_flags_of_its_own_steps(kind: str) -> None:
+    """``flow_of`` finds a trial's flags when asked (not while judging), from its steps:
+    the same flags, at the same steps, as the walk over the calls."""
+    trial = _trial(_bash("ls /app", "a.txt"), *RIGGING[kind])
+    calls = [None, [("bash", {"command": "ls /app"})], *[[(t, a)] for t, a, _ in RIGGING[kind]]]
+    assert flow_of(trial).flags == trial_flow(calls).flags
+    assert [(f.kind, f.step) for f in flow_of(trial).flags] == [(kind, 3)]
 
 
 def _rigged_examples(tmp_path: Path) -> tuple[Path, str]:

@@ -89,8 +89,6 @@ _FINITE = frozenset({"is", "are", "was", "were", "has", "have", "had", "will", "
                      "could", "may", "might", "shall", "should", "must", "contains", "contain",
                      "includes", "include", "lives", "live", "exists", "exist", "runs", "uses",
                      "provides", "describes", "shows", "holds", "defines", "looks"})
-_SUBJECT_WORDS = frozenset({"i", "you", "we", "it", "they", "he", "she", "this", "that", "these",
-                            "those", "there", "the", "a", "an", "your", "our", "my", "its"})
 
 
 @dataclass(frozen=True)

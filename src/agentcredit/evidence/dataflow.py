@@ -40,8 +40,9 @@ import json
 import posixpath
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from agentcredit.evidence.provenance import without_strings
@@ -136,10 +137,16 @@ class StepControl:
 
 @dataclass(frozen=True)
 class TrialFlow:
-    """The verdict of the walk over one trial: per step number (1-based), and its flags."""
+    """The verdict of the walk over one trial: per step number (1-based), and its flags
+    (found in ``calls()``, the steps' tool calls, when first asked: judging takes them,
+    with the task's tests, from :func:`agentcredit.evidence.rigging.trial_rigging`)."""
 
     steps: dict[int, StepControl]
-    flags: tuple[RiggingFlag, ...]
+    calls: Callable[[], Sequence[Sequence[tuple[str, dict[str, Any]]] | None]]
+
+    @cached_property
+    def flags(self) -> tuple[RiggingFlag, ...]:
+        return rigging_flags(self.calls())
 
 
 @dataclass
@@ -952,6 +959,7 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
     """
     walk = _Walk()
     steps: dict[int, StepControl] = {}
+    shared: dict[StepControl, StepControl] = {}
     for number, step_calls in enumerate(calls, 1):
         if step_calls is None:
             continue
@@ -965,9 +973,10 @@ def trial_flow(calls: Sequence[Sequence[tuple[str, dict[str, Any]]] | None]) -> 
                 printed = {"rewritten"}
             controls.append(_control(printed))
         chosen = next((c for c in controls if c.controlled), StepControl(False))
-        steps[number] = StepControl(chosen.controlled, chosen.reason,
-                                    tuple(c.controlled for c in controls))
-    return TrialFlow(steps, rigging_flags(calls))
+        control = StepControl(chosen.controlled, chosen.reason,
+                              tuple(c.controlled for c in controls))
+        steps[number] = shared.setdefault(control, control)  # one record per verdict
+    return TrialFlow(steps, lambda: calls)
 
 
 def _control(printed: set[Taint]) -> StepControl:
@@ -1124,7 +1133,8 @@ def flow_of(trial: Trial) -> TrialFlow:
         _RECENT.move_to_end(id(trial))
         return found[1]
     calls = [step_calls(step) for step in trial.steps]
-    flow = trial_flow(calls) if worth_walking(calls) else TrialFlow({}, rigging_flags(calls))
+    flow = TrialFlow(trial_flow(calls).steps if worth_walking(calls) else {},
+                     lambda: [step_calls(step) for step in trial.steps])
     _RECENT[id(trial)] = (trial, flow)
     while len(_RECENT) > RECENT_FLOWS:
         _RECENT.popitem(last=False)

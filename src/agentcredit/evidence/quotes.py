@@ -20,8 +20,6 @@ from agentcredit.text import normalize_text
 UNVERIFIED: AbstainReason = "unverified_evidence"
 NO_OUTPUT: AbstainReason = "no_output_evidence"
 EVIDENCE_MODES = ("outputs", "any")
-# An output quote must keep this many letters or digits once echoes are taken out.
-_MIN_OUTPUT_CHARS = 1
 # Echoed command pieces shorter than this are not cut out of the middle of a line.
 _MIN_PIECE = 3
 # A quote found in more than max_step_share of the steps counts as common only from this many.

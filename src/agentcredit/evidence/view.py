@@ -13,9 +13,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 from agentcredit.evidence.authored import MARK, NUMBERING, literal_index
 from agentcredit.evidence.dataflow import StepControl, TrialFlow, flow_of, strings_in
@@ -28,8 +28,28 @@ TRAJECTORY_OPEN = "<trajectory>"
 TRAJECTORY_CLOSE = "</trajectory>"
 
 
-@dataclass(frozen=True)
-class StepEvidence:
+T = TypeVar("T")
+
+
+class slot_cached(Generic[T]):  # functools.cached_property for a record without __dict__
+    """A value computed once per record, kept in the slot ``_`` + its name."""
+
+    def __init__(self, compute: Callable[[Any], T]) -> None:
+        self.compute, self.__doc__, self.slot = compute, compute.__doc__, "_" + compute.__name__
+
+    def __get__(self, record: Any, owner: type | None = None) -> T:
+        if not hasattr(record, self.slot):
+            object.__setattr__(record, self.slot, self.compute(record))
+        return getattr(record, self.slot)  # type: ignore[no-any-return]
+
+
+class _Computed:
+    __slots__ = ("_has_output", "_normalized_action", "_normalized_lines", "_normalized_output",
+                 "_origins", "_output_lines", "_shown_output")
+
+
+@dataclass(frozen=True, slots=True)
+class StepEvidence(_Computed):
     """The full (unshortened) evidence text of one step, for checking citations."""
 
     number: int
@@ -43,7 +63,7 @@ class StepEvidence:
     self_made: bool | frozenset[int] = False  # the output (or these lines of it) printed
     # by tool calls whose output the agent controls
 
-    @cached_property
+    @slot_cached
     def origins(self) -> tuple[LineOrigin, ...]:
         """Where each line of the output (``output.split("\\n")``) came from
         (:mod:`agentcredit.evidence.provenance`; computed once)."""
@@ -56,36 +76,37 @@ class StepEvidence:
                             authored=lambda line: index.authored(line, end, numbered),
                             given=self.given, self_made=self.self_made)
 
-    @cached_property
+    @slot_cached
     def shown_output(self) -> str:
         """The output as a model is shown it: defused (:func:`defuse`), and each line the
         agent authored marked with :data:`agentcredit.evidence.authored.MARK` (computed
         once)."""
-        return "\n".join(MARK + line if origin == "authored" and line.strip() else line
-                         for line, origin in zip(defused_lines(self.output), self.origins,
-                                                 strict=True))
+        shown = "\n".join(MARK + line if origin == "authored" and line.strip() else line
+                           for line, origin in zip(defused_lines(self.output), self.origins,
+                                                   strict=True))
+        return self.output if shown == self.output else shown  # one copy of most outputs
 
-    @cached_property
+    @slot_cached
     def normalized_lines(self) -> tuple[str, ...]:
         """``output.split("\\n")``, each line normalized (computed once)."""
         return tuple(normalize_lines(self.output))
 
-    @cached_property
+    @slot_cached
     def output_lines(self) -> frozenset[str]:
         """Each line of the output, normalized (computed once)."""
         return frozenset(self.normalized_lines)
 
-    @cached_property
+    @slot_cached
     def normalized_output(self) -> str:
         """The output in the form quotes are matched in (computed once)."""
         return normalize_text(self.output)
 
-    @cached_property
+    @slot_cached
     def normalized_action(self) -> str:
         """The action in the form quotes are matched in (computed once)."""
         return normalize_text(self.action)
 
-    @cached_property
+    @slot_cached
     def has_output(self) -> bool:
         """Whether the step showed any output but blanks (computed once)."""
         return bool(self.output.strip())
