@@ -7,6 +7,12 @@ import functools
 import re
 from typing import Any
 
+# A command line of plain words, lists, pipes and simple redirections: read without the
+# parser (no quotes, expansions, here-documents or groups), split into statements and words.
+PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
+PLAIN_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
+PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
+
 
 @functools.lru_cache(maxsize=1)
 def bash_parser() -> Any:

@@ -55,7 +55,7 @@ from agentcredit.evidence.rigging import (
     rigging_flags,
 )
 from agentcredit.schema import RiggingFlag, Trial
-from agentcredit.shell import bash_parser, node_text, unquoted
+from agentcredit.shell import PLAIN_LIST, PLAIN_SHELL, PLAIN_WORD, bash_parser, node_text, unquoted
 
 TEST_RUNNERS = frozenset({"pytest", "py.test", "tox", "nox", "unittest", "nosetests", "jest",
                           "vitest", "mocha", "npm", "npx", "yarn", "pnpm", "go", "cargo", "make",
@@ -177,9 +177,6 @@ class _Scope:
 
 # A command line the fast reader takes: plain words (no quotes, expansions, globs of
 # braces, subshells, here-documents or comments), pipes, lists and simple redirections.
-_PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
-_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
-_PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=")
 _STORES = re.compile(r"\b(?:insert|update|replace|create|copy|set|hset|lpush|rpush|sadd|zadd|"
                      r"import|load)\b|^\.read\b", re.IGNORECASE)
@@ -280,7 +277,7 @@ class _Walk:
         """What a shell text prints to its output (the taint of each printing statement)."""
         if self.depth > 6:
             return {"real"}
-        if _PLAIN_SHELL.match(text):
+        if PLAIN_SHELL.match(text):
             return self.plain(text)
         self.depth += 1
         try:
@@ -295,12 +292,12 @@ class _Walk:
         found: set[Taint] = set()
         if "&" in text and _BACKGROUND.search(text):
             self.scope.started = True
-        for statement in _LIST.split(text):
+        for statement in PLAIN_LIST.split(text):
             taint: Taint = "none"
             stages = statement.split("|")
             last = len(stages) - 1
             for position, stage in enumerate(stages):
-                words = _PLAIN_WORD.findall(stage) if (">" in stage or "<" in stage) \
+                words = PLAIN_WORD.findall(stage) if (">" in stage or "<" in stage) \
                     else stage.split()
                 command, targets, source, silenced = self.plain_words(words)
                 if not command:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcredit.schema import RiggingFlag, RiggingKind, Task, Trial
-from agentcredit.shell import bash_parser, node_text, unquoted
+from agentcredit.shell import PLAIN_LIST, PLAIN_SHELL, PLAIN_WORD, bash_parser, node_text, unquoted
 
 _RUNNER = re.compile(r"^(python|pypy|pytest|py\.test|tox|nox|node|nodejs|npm|npx|jest|vitest|"
                      r"mocha|go|cargo|make|ctest|uv|bats|phpunit|rspec|ruby|perl|php)([\d.]*)$")
@@ -44,6 +44,9 @@ _PREFIXES = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "built
 _MATTERS = re.compile(r">|\(\s*\)|PYTEST_ADDOPTS|PATH=|\b(?:cd|rm|rmdir|unlink|shred|truncate|"
                       r"mv|cp|tee|install|rsync|find|sed|perl|chmod|ln|update-alternatives|git|"
                       r"alias|sh|bash|zsh|dash|su|docker|eval|python[\d.]*|pypy\w*|node|ruby|php)\b")
+_DECLARES = re.compile(r"(?:^|[;&\n]\s*)(?:export|declare|local|readonly|typeset|\w+=)")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "su", "docker", "eval"})
+_INLINE = re.compile(r"-\w*[cer]")  # an option whose next word is the program (-c, -e, -lc)
 _NO_EXEC = re.compile(r"0?[0246]{3}|[ugoa]*-[rwst]*x\w*|[ugoa]*=[rwst]*")  # chmod's mode
 # A wrapper that only runs the real runner with the arguments it was given (``{0}``: its name)
 _PASSES = r"(?:#![^\n]*\n|set -\w+\s)?\s*(?:exec |command )?(?:\S*/)?(?:python[\d.]* -m )?" \
@@ -190,6 +193,8 @@ class _Pass:
     def shell(self, text: str, depth: int = 0) -> None:
         if depth > 4 or not (_MATTERS.search(text) or ("|" in text and _TEST_RUN.search(text))):
             return
+        if "|" not in text and PLAIN_SHELL.match(text) and not _DECLARES.search(text):
+            return self.plain(text, depth)
         stack: list[Any] = [bash_parser().parse(text.encode("utf-8", "surrogatepass")).root_node]
         while stack:
             node = stack.pop()
@@ -220,6 +225,32 @@ class _Pass:
                 while up is not None and up.type in ("list", "pipeline"):
                     up = up.parent
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], up and _heredoc(up), depth)
+
+    def plain(self, text: str, depth: int) -> None:
+        """A plain command line (no pipes, quotes, expansions, assignments) read without
+        the parser: each statement's command runs, then its output files are written."""
+        for statement in PLAIN_LIST.split(text):
+            words: list[str] = []
+            targets: list[tuple[str, str]] = []
+            operator = ""
+            for word in PLAIN_WORD.findall(statement):
+                if operator:
+                    targets.append((operator, word))
+                    operator = ""
+                elif word[0] in "<>&" or (word[0].isdigit() and ">" in word):
+                    operator = "" if "&" in word[1:] and word[-1].isdigit() else word  # 2>&1
+                else:
+                    words.append(word)
+            words = _bare(words)
+            if words:
+                self.run(words[0].rsplit("/", 1)[-1], words[1:], None, depth)
+            typed = " ".join(words[1:]).replace("\\n", "\n") if words[:1] in (
+                ["echo"], ["printf"]) else None
+            for operator, target in targets:
+                if ">" in operator and not target.isdigit():
+                    how = "restored" if words[:2] == ["git", "show"] else \
+                        "appended to" if ">>" in operator else "created"
+                    self.wrote(target, how, typed, changed=typed is None)
 
     def assigned(self, text: str) -> None:  # PYTEST_ADDOPTS, a folder put on PATH
         if _selection(text, "PYTEST_ADDOPTS"):
@@ -252,10 +283,11 @@ class _Pass:
 
     def run(self, name: str, args: list[str], heredoc: str | None, depth: int) -> None:
         operands = [a for a in args if not a.startswith("-")]
-        inline = next((i + 1 for i, a in enumerate(args[:-1]) if re.fullmatch(
-            r"-\w*[cer]", a)), None)
-        script = self.written.get(self.path(operands[0]), "") if operands else ""
-        if name in ("bash", "sh", "zsh", "dash", "su", "docker", "eval"):
+        inline = next((i + 1 for i, a in enumerate(args[:-1]) if a[:1] == "-" and a[-1:] in
+                       "cer" and _INLINE.fullmatch(a)), None)
+        script = self.written.get(self.path(operands[0]), "") if operands and (
+            name in _SHELLS or _runner(name)) else ""
+        if name in _SHELLS:
             self.shell(" ".join(args) if name == "eval" else args[inline] if inline else
                        heredoc or (script if name != "docker" else ""), depth + 1)
         elif name == "cd" and operands:
@@ -332,8 +364,10 @@ class _Pass:
                 self.wrote(raw, "deleted")
 
     def call(self, name: str, arguments: dict[str, Any]) -> None:
+        text = {k: v for k, v in arguments.items() if isinstance(v, str)}
+
         def first(*keys: str) -> Any:
-            return next((arguments[k] for k in keys if isinstance(arguments.get(k), str)), None)
+            return next((text[k] for k in keys if k in text), None)
         target, command = first(*TOOL_PATH_KEYS), first(*_TOOL_SHELL)
         content = first(*TOOL_TEXT_KEYS)
         verb, old = str(arguments.get("command", "")).lower(), first("old_string", "old_str")
@@ -358,7 +392,11 @@ def _words(node: Any) -> list[str]:
     name = node.child_by_field_name("name")
     if node.type != "command" or name is None:
         return []
-    words = [unquoted(name), *(unquoted(a) for a in node.children_by_field_name("argument"))]
+    return _bare([unquoted(name), *map(unquoted, node.children_by_field_name("argument"))])
+
+
+def _bare(words: list[str]) -> list[str]:
+    """Words without the prefixes that run the command (``sudo -u x``, ``timeout 5``)."""
     while words and words[0] in _PREFIXES:
         words = words[1:]
         while words and (words[0][:1] == "-" or "=" in words[0] or words[0][:1].isdigit()):
