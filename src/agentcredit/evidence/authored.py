@@ -24,7 +24,6 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -159,42 +158,6 @@ def _from_template(line: str, literal: _Literal, alnum: int | None = None) -> bo
         if all(token in words for token in _TOKEN.findall(rest)):
             return True
     return False
-
-
-def line_authored(line: str, literals: Sequence[str]) -> bool:
-    """Whether one normalized line of output is reachable from the agent's ``literals``.
-
-    One example per shape (the literals are the agent's tool-call strings):
-
-    >>> line_authored("5 passed in 0.12s", ["printf '%d passed in 0.12s\\\\n' 5"])
-    True
-    >>> line_authored("5 passed", ["python3 -c \\"print(f'{5} passed')\\""])
-    True
-    >>> script = 'cat > /tmp/report.sh << EOF\\necho "5 passed in 0.12s"\\nEOF'
-    >>> line_authored("5 passed in 0.12s", [script, "bash /tmp/report.sh"])
-    True
-    >>> line_authored('{"status": "ok"}', ['{"status": "ok"}', "/app/out.json"])
-    True
-    >>> line_authored("5 passed", ["N=5; echo \\"$N passed\\""])
-    True
-    >>> line_authored("All 12 tests passed: OK", ["printf 'All %d tests passed: %s' 12 OK"])
-    True
-    >>> line_authored("5 passed", ["printf '\\\\x35 p\\\\141ssed'"])  # escapes decoded
-    True
-
-    What the environment computed is not:
-
-    >>> line_authored("5 passed in 0.12s", ["python -m pytest -q tests"])
-    False
-    >>> line_authored("Total: 4817", ["python3 -c \\"print(f'Total: {sum(v)}')\\""])
-    False
-    >>> line_authored("12 a", ["wc -l a"])
-    False
-    >>> code = 'if node["type"] == "choice" or kind == "line":\\n' + "    n += 1\\n" * 40
-    >>> line_authored('"type": "line"', [code])  # a JSON line the agent's program read
-    False
-    """
-    return literal_index(tuple(literals)).authored(line, len(literals))
 
 
 class LiteralIndex:

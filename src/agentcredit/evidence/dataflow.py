@@ -815,7 +815,7 @@ class _Walk:
 
     def code(self, code: str, stdin: Taint, *, python: bool = False) -> Taint:
         """What inline or script code prints: for Python, from the flow of its values
-        (:func:`agentcredit.evidence.pyflow.python_prints`); otherwise pure when it names
+        (:func:`agentcredit.evidence.pyflow.python_flow`); otherwise pure when it names
         nothing that reaches outside it."""
         if not code.strip():
             return "none"

@@ -357,19 +357,3 @@ def python_flow(code: str, own: Modules | None = None
 
 
 _FLOWS: dict[str, tuple[set[Taint], dict[str, Taint]]] = {}
-
-
-def python_prints(code: str) -> set[Taint] | None:
-    """The taints of what a Python program prints (None: it does not parse).
-
-    >>> python_prints("rows = [1, 2, 3]\\nprint(len(rows), 'passed')")
-    {'pure'}
-    >>> python_prints("import csv\\nrows = list(csv.reader(open('d.csv')))\\nprint(len(rows))")
-    {'real'}
-    >>> python_prints("print('5 passed')"), python_prints("print(f'{n} passed')")
-    ({'literal'}, {'real'})
-    >>> python_prints("import codecs\\nprint(codecs.decode('5 cnffrq', 'rot13'))")
-    {'pure'}
-    """
-    flow = python_flow(code)
-    return None if flow is None else flow[0]

@@ -403,19 +403,6 @@ def _packages(words: list[str]) -> list[str]:
     return out
 
 
-def commands_in(shell: str) -> set[str]:
-    """First words of the commands of a shell text (quoted text and here-documents skipped).
-
-    >>> sorted(commands_in("cd /app && grep -c ERROR log | wc -l; sudo python3 x.py"))
-    ['cd', 'grep', 'python3', 'wc']
-    >>> sorted(commands_in("cat > a.py <<'EOF'\\nwith open(f) as g:\\n    pass\\nEOF\\nls"))
-    ['cat', 'ls']
-    >>> sorted(commands_in('python3 -c "\\nimport json\\nrows = 1\\n" && jq . f'))
-    ['jq', 'python3']
-    """
-    return {name for name, kind in shell_tools(shell) if kind == "command"}
-
-
 @dataclass(frozen=True)
 class NamedTool:
     """A tool a text names: the token as written, the tool, where the tool came from."""
