@@ -81,8 +81,12 @@ def test_tool_gate_names_only_tools_seen_in_trials() -> None:
     assert codes(ran, context) == ["S-TOOL"]
 
 
+def commands_in(shell: str) -> set[str]:
+    return {name for name, kind in tool_names.shell_tools(shell) if kind == "command"}
+
+
 def test_commands_in_shell_text_and_code_spans() -> None:
-    assert tool_names.commands_in("FOO=1 /usr/bin/jq . x | sort -u && awk '{print}' f") == \
+    assert commands_in("FOO=1 /usr/bin/jq . x | sort -u && awk '{print}' f") == \
         {"jq", "sort", "awk"}
     assert set(tool_names.guidance_tools("Use `jq .a file` then\n```bash\ngrep -c x y\n```\n")) == \
         {"jq", "grep"}
@@ -94,7 +98,7 @@ def test_shell_keywords_are_not_commands_and_commands_inside_them_are() -> None:
              "while read -r line; do echo \"$line\"; done < in.txt\n"
              "echo \"$(lsb_release -sc)\" | tee out  # a comment naming rm\n"
              "cat > a.py <<'EOF'\nrows = 1\nfor r in rows: pass\nEOF\n")
-    assert tool_names.commands_in(shell) == {"ls", "wc", "grep", "read", "echo", "lsb_release",
+    assert commands_in(shell) == {"ls", "wc", "grep", "read", "echo", "lsb_release",
                                              "tee", "cat"}
 
 
