@@ -14,6 +14,23 @@ PLAIN_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
 PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
 
 
+def plain_redirects(words: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """A plain stage's words (:data:`PLAIN_WORD`) apart from its redirections, and each
+    redirection's operator and file (``2>&1``, one stream into another, names none)."""
+    kept: list[str] = []
+    redirects: list[tuple[str, str]] = []
+    operator = ""
+    for word in words:
+        if operator:
+            redirects.append((operator, word))
+            operator = ""
+        elif word[0] in "<>&" or (word[0].isdigit() and ">" in word):
+            operator = "" if "&" in word[1:] and word[-1].isdigit() else word
+        else:
+            kept.append(word)
+    return kept, redirects
+
+
 @functools.lru_cache(maxsize=1)
 def bash_parser() -> Any:
     """The tree-sitter parser of the bash grammar (built once)."""

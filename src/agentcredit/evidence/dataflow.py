@@ -55,7 +55,15 @@ from agentcredit.evidence.rigging import (
     rigging_flags,
 )
 from agentcredit.schema import RiggingFlag, Trial
-from agentcredit.shell import PLAIN_LIST, PLAIN_SHELL, PLAIN_WORD, bash_parser, node_text, unquoted
+from agentcredit.shell import (
+    PLAIN_LIST,
+    PLAIN_SHELL,
+    PLAIN_WORD,
+    bash_parser,
+    node_text,
+    plain_redirects,
+    unquoted,
+)
 
 TEST_RUNNERS = frozenset({"pytest", "py.test", "tox", "nox", "unittest", "nosetests", "jest",
                           "vitest", "mocha", "npm", "npx", "yarn", "pnpm", "go", "cargo", "make",
@@ -327,22 +335,17 @@ class _Walk:
         targets: list[str] = []
         source: Taint | None = None
         silenced = False
-        expect = ""
-        for word in words:
-            if expect:
-                if expect == "<":
-                    read = self.file(word)
-                    source = read.taint if read else "real"
-                elif expect == ">":
-                    silenced |= word == "/dev/null"
-                    if word != "/dev/null":
-                        targets.append(word)
-                expect = ""
-            elif word[0] in "<>&" or (word[0].isdigit() and ">" in word):
-                if "&" in word[1:] and word[-1].isdigit():
-                    continue  # 2>&1: one stream into another
-                expect = "<" if word == "<" else ">" if word[0] in ">&1" else "2"
-            elif not command and _ASSIGNMENT.match(word):
+        kept, redirects = plain_redirects(words)
+        for operator, word in redirects:  # (2>: the errors, not the output)
+            if operator == "<":
+                read = self.file(word)
+                source = read.taint if read else "real"
+            elif operator[0] in ">&1":
+                silenced |= word == "/dev/null"
+                if word != "/dev/null":
+                    targets.append(word)
+        for word in kept:
+            if not command and _ASSIGNMENT.match(word):
                 name, _, self.scope.values[name] = word.partition("=")
                 self.scope.variables[name] = "literal"
             else:

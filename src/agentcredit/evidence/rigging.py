@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcredit.schema import RiggingFlag, RiggingKind, Task, Trial
-from agentcredit.shell import PLAIN_LIST, PLAIN_SHELL, PLAIN_WORD, bash_parser, node_text, unquoted
+from agentcredit.shell import (
+    PLAIN_LIST,
+    PLAIN_SHELL,
+    PLAIN_WORD,
+    bash_parser,
+    node_text,
+    plain_redirects,
+    unquoted,
+)
 
 _RUNNER = re.compile(r"^(python|pypy|pytest|py\.test|tox|nox|node|nodejs|npm|npx|jest|vitest|"
                      r"mocha|go|cargo|make|ctest|uv|bats|phpunit|rspec|ruby|perl|php)([\d.]*)$")
@@ -230,17 +238,7 @@ class _Pass:
         """A plain command line (no pipes, quotes, expansions, assignments) read without
         the parser: each statement's command runs, then its output files are written."""
         for statement in PLAIN_LIST.split(text):
-            words: list[str] = []
-            targets: list[tuple[str, str]] = []
-            operator = ""
-            for word in PLAIN_WORD.findall(statement):
-                if operator:
-                    targets.append((operator, word))
-                    operator = ""
-                elif word[0] in "<>&" or (word[0].isdigit() and ">" in word):
-                    operator = "" if "&" in word[1:] and word[-1].isdigit() else word  # 2>&1
-                else:
-                    words.append(word)
+            words, targets = plain_redirects(PLAIN_WORD.findall(statement))
             words = _bare(words)
             if words:
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], None, depth)
