@@ -102,13 +102,17 @@ def task_tests(task: Task | None) -> TaskTests:
     checks name, and reference files it names that the instruction does not (fixtures)."""
     if task is None:
         return TaskTests()
-    text = "\n".join(task.verifier_files.values())
+    return _task_tests(task.instruction, "\n".join(task.verifier_files.values()), task.checks)
+
+
+@functools.lru_cache(maxsize=256)  # (judging asks once per trial, for a task's every trial)
+def _task_tests(instruction: str, text: str, checks: tuple[str, ...]) -> TaskTests:
     root = next(iter(re.findall(r"(?m)^\s*cd\s+(/[\w./-]+)", text)), "")
-    files = frozenset(posixpath.join(root, c.split("::", 1)[0]) for c in task.checks
+    files = frozenset(posixpath.join(root, c.split("::", 1)[0]) for c in checks
                       if "/" in c.split("::", 1)[0] and "::" in c)
     fixtures = frozenset(p for p in _ABS_FILE.findall(text) if _REFERENCE.search(p) and not
-                         p.startswith(("/tests/", "/logs/")) and p not in task.instruction
-                         and posixpath.dirname(p) not in task.instruction)
+                         p.startswith(("/tests/", "/logs/")) and p not in instruction
+                         and posixpath.dirname(p) not in instruction)
     return TaskTests(files=files, fixtures=fixtures - files)
 
 
@@ -209,7 +213,8 @@ class _Pass:
     def shell(self, text: str, depth: int = 0) -> None:
         if depth > 4 or not (_MATTERS.search(text) or ("|" in text and _TEST_RUN.search(text))):
             return
-        if "|" not in text and PLAIN_SHELL.match(text) and not _DECLARES.search(text):
+        if "|" not in text and PLAIN_SHELL.match(text) and not (
+                "=" in text and _DECLARES.search(text)):  # (an assignment: read by the parser)
             return self.plain(text, depth)
         stack: list[Any] = [bash_parser().parse(text.encode("utf-8", "surrogatepass")).root_node]
         while stack:
@@ -246,7 +251,8 @@ class _Pass:
         """A plain command line (no pipes, quotes, expansions, assignments) read without
         the parser: each statement's command runs, then its output files are written."""
         for statement in PLAIN_LIST.split(text):
-            words, targets = plain_redirects(PLAIN_WORD.findall(statement))
+            words, targets = plain_redirects(PLAIN_WORD.findall(statement)) if (
+                ">" in statement or "<" in statement) else (statement.split(), [])
             words = _bare(words)
             if words:
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], None, depth)
