@@ -10,17 +10,36 @@ from typing import Any
 # A command line of plain words, lists, pipes and simple redirections: read without the
 # parser (no quotes, expansions, here-documents or groups), split into statements and words.
 PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
-PLAIN_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
-PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
+_PLAIN_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
+_PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
+Stage = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 
 
-def plain_redirects(words: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
-    """A plain stage's words (:data:`PLAIN_WORD`) apart from its redirections, and each
-    redirection's operator and file (``2>&1``, one stream into another, names none)."""
+@functools.lru_cache(maxsize=4096)
+def plain_line(text: str) -> tuple[tuple[Stage, ...], ...] | None:
+    """A plain command line (:data:`PLAIN_SHELL`) as its statements, each the stages of its
+    pipeline: a stage's words and its redirections (operator, file; ``2>&1``, one stream
+    into another, names none). None: a line the parser reads. Cached: the walk and the
+    rigging pass read a line once between them.
+
+    >>> plain_line("cd /app && ls -l 2>&1 | head > out.txt")
+    (((('cd', '/app'), ()),), ((('ls', '-l'), ()), (('head',), (('>', 'out.txt'),))))
+    >>> plain_line("echo \'quoted\'") is None
+    True
+    """
+    if not PLAIN_SHELL.match(text):
+        return None
+    return tuple(tuple(_stage(stage) for stage in statement.split("|"))
+                 for statement in _PLAIN_LIST.split(text))
+
+
+def _stage(stage: str) -> Stage:
+    if ">" not in stage and "<" not in stage:
+        return tuple(stage.split()), ()
     kept: list[str] = []
     redirects: list[tuple[str, str]] = []
     operator = ""
-    for word in words:
+    for word in _PLAIN_WORD.findall(stage):
         if operator:
             redirects.append((operator, word))
             operator = ""
@@ -28,7 +47,7 @@ def plain_redirects(words: list[str]) -> tuple[list[str], list[tuple[str, str]]]
             operator = "" if "&" in word[1:] and word[-1].isdigit() else word
         else:
             kept.append(word)
-    return kept, redirects
+    return tuple(kept), tuple(redirects)
 
 
 @functools.lru_cache(maxsize=1)

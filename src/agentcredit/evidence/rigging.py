@@ -16,15 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentcredit.schema import RiggingFlag, RiggingKind, Task, Trial
-from agentcredit.shell import (
-    PLAIN_LIST,
-    PLAIN_SHELL,
-    PLAIN_WORD,
-    bash_parser,
-    node_text,
-    plain_redirects,
-    unquoted,
-)
+from agentcredit.shell import Stage, bash_parser, node_text, plain_line, unquoted
 
 _RUNNER = re.compile(r"^(python|pypy|pytest|py\.test|tox|nox|node|nodejs|npm|npx|jest|vitest|"
                      r"mocha|go|cargo|make|ctest|uv|bats|phpunit|rspec|ruby|perl|php)([\d.]*)$")
@@ -89,7 +81,11 @@ class TaskTests:
     fixtures: frozenset[str] = frozenset()  # reference files it reads that no one asked for
 
     def holds(self, path: str) -> bool:  # a file of the task's tests
-        return path in self.files or any(path == d or path.startswith(d + "/") for d in self.dirs)
+        return path in self.files or path in self.dirs or path.startswith(self._inside)
+
+    @functools.cached_property
+    def _inside(self) -> tuple[str, ...]:
+        return tuple(d + "/" for d in self.dirs)
 
     def governs(self, folder: str) -> bool:
         """Whether a ``conftest.py`` or config in ``folder`` is read by the task's run."""
@@ -120,9 +116,11 @@ def forces_outcomes(path: str, content: str | None) -> bool:
     """Whether ``content`` written to ``path`` changes test outcomes: rewrites a result or
     the exit status in a file pytest or Python loads itself, or patches the test framework
     (not ``self.outcome =`` or ``os._exit(0)`` in ordinary code)."""
+    if not content:
+        return False
     name = posixpath.basename(path)
     loaded = name == "conftest.py" or name in _CUSTOMIZE or name.endswith(".pth")
-    return bool(content and ((loaded and _FORCES.search(content)) or _PATCHES.search(content)))
+    return bool((loaded and _FORCES.search(content)) or _PATCHES.search(content))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -213,9 +211,10 @@ class _Pass:
     def shell(self, text: str, depth: int = 0) -> None:
         if depth > 4 or not (_MATTERS.search(text) or ("|" in text and _TEST_RUN.search(text))):
             return
-        if "|" not in text and PLAIN_SHELL.match(text) and not (
-                "=" in text and _DECLARES.search(text)):  # (an assignment: read by the parser)
-            return self.plain(text, depth)
+        line = None if "|" in text or ("=" in text and _DECLARES.search(text)) else \
+            plain_line(text)  # (a pipeline or an assignment: read by the parser)
+        if line is not None:
+            return self.plain(line, depth)
         stack: list[Any] = [bash_parser().parse(text.encode("utf-8", "surrogatepass")).root_node]
         while stack:
             node = stack.pop()
@@ -247,17 +246,18 @@ class _Pass:
                     up = up.parent
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], up and _heredoc(up), depth)
 
-    def plain(self, text: str, depth: int) -> None:
-        """A plain command line (no pipes, quotes, expansions, assignments) read without
-        the parser: each statement's command runs, then its output files are written."""
-        for statement in PLAIN_LIST.split(text):
-            words, targets = plain_redirects(PLAIN_WORD.findall(statement)) if (
-                ">" in statement or "<" in statement) else (statement.split(), [])
-            words = _bare(words)
+    def plain(self, line: tuple[tuple[Stage, ...], ...], depth: int) -> None:
+        """A plain command line (:func:`~agentcredit.shell.plain_line`; no pipes,
+        assignments) read without the parser: each statement's command runs, then its
+        output files are written."""
+        for ((found, targets),) in line:
+            words = _bare(list(found))
             if words:
                 self.run(words[0].rsplit("/", 1)[-1], words[1:], None, depth)
-            typed = " ".join(words[1:]).replace("\\n", "\n") if targets and words[:1] in (
-                ["echo"], ["printf"]) else None
+            if not targets:
+                continue
+            typed = " ".join(words[1:]).replace("\\n", "\n") if words and words[0] in (
+                "echo", "printf") else None
             for operator, target in targets:
                 if ">" in operator and not target.isdigit():
                     how = "restored" if words[:2] == ["git", "show"] else \
@@ -379,7 +379,10 @@ class _Pass:
 
     def call(self, name: str, arguments: dict[str, Any]) -> None:
         def first(*keys: str) -> Any:
-            return next((v for k in keys if isinstance(v := arguments.get(k), str)), None)
+            for key in keys:
+                if isinstance(value := arguments.get(key), str):
+                    return value
+            return None
         target, command = first(*TOOL_PATH_KEYS), first(*_TOOL_SHELL)
         if command is not None and target is None:
             if any(w in name.lower() for w in ("python", "jupyter")):
