@@ -81,11 +81,8 @@ class TaskTests:
     fixtures: frozenset[str] = frozenset()  # reference files it reads that no one asked for
 
     def holds(self, path: str) -> bool:  # a file of the task's tests
-        return path in self.files or path in self.dirs or path.startswith(self._inside)
-
-    @functools.cached_property
-    def _inside(self) -> tuple[str, ...]:
-        return tuple(d + "/" for d in self.dirs)
+        return path in self.files or path.startswith(self.dirs) and any(
+            path == d or path.startswith(d + "/") for d in self.dirs)
 
     def governs(self, folder: str) -> bool:
         """Whether a ``conftest.py`` or config in ``folder`` is read by the task's run."""
@@ -116,11 +113,9 @@ def forces_outcomes(path: str, content: str | None) -> bool:
     """Whether ``content`` written to ``path`` changes test outcomes: rewrites a result or
     the exit status in a file pytest or Python loads itself, or patches the test framework
     (not ``self.outcome =`` or ``os._exit(0)`` in ordinary code)."""
-    if not content:
-        return False
-    name = posixpath.basename(path)
+    name = posixpath.basename(path) if content else ""
     loaded = name == "conftest.py" or name in _CUSTOMIZE or name.endswith(".pth")
-    return bool((loaded and _FORCES.search(content)) or _PATCHES.search(content))
+    return bool(content and ((loaded and _FORCES.search(content)) or _PATCHES.search(content)))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -379,10 +374,7 @@ class _Pass:
 
     def call(self, name: str, arguments: dict[str, Any]) -> None:
         def first(*keys: str) -> Any:
-            for key in keys:
-                if isinstance(value := arguments.get(key), str):
-                    return value
-            return None
+            return next((v for v in map(arguments.get, keys) if isinstance(v, str)), None)
         target, command = first(*TOOL_PATH_KEYS), first(*_TOOL_SHELL)
         if command is not None and target is None:
             if any(w in name.lower() for w in ("python", "jupyter")):

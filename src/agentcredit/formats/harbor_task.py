@@ -25,17 +25,10 @@ def read_harbor_task(folder: Path) -> Task:
         notes.append("no readable verifier files under tests/")
     elif not checks:
         notes.append("no pytest checks found in the verifier")
-    return Task(
-        id=folder.name,
-        instruction=instruction,
-        verifier_files=files,
-        skipped_files=skipped,
-        checks=tuple(checks),
-        metadata=_metadata(config.get("metadata")),
-        benchmark="harbor",
-        source_path=str(folder),
-        notes=tuple(notes),
-    )
+    return Task(id=folder.name, instruction=instruction, verifier_files=files,
+                skipped_files=skipped, checks=tuple(checks),
+                metadata=_metadata(config.get("metadata")), benchmark="harbor",
+                source_path=str(folder), notes=tuple(notes))
 
 
 def _metadata(meta: Any) -> TaskMetadata:
@@ -43,9 +36,7 @@ def _metadata(meta: Any) -> TaskMetadata:
         return TaskMetadata()
     tags = meta.get("tags")
     extra = {k: v for k, v in meta.items() if k not in {"difficulty", "category", "tags"}}
-    return TaskMetadata(
-        difficulty=opt_str(meta.get("difficulty")),
-        category=opt_str(meta.get("category")),
-        tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
-        extra=extra,
-    )
+    return TaskMetadata(difficulty=opt_str(meta.get("difficulty")),
+                        category=opt_str(meta.get("category")),
+                        tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+                        extra=extra)

@@ -43,18 +43,10 @@ def read_tb1_task(folder: Path) -> Task:
     if not checks:
         notes.append(f"no verifier checks found (parser {parser})")
     meta = {k: v for k, v in config.items() if k not in {"instruction", "descriptions"}}
-    return Task(
-        id=folder.name,
-        instruction=instruction,
-        verifier_files=files,
-        skipped_files=skipped,
-        checks=tuple(checks),
-        fail_to_pass=tuple(fail_to_pass),
-        metadata=_metadata(meta),
-        benchmark="terminal-bench-1",
-        source_path=str(folder),
-        notes=tuple(notes),
-    )
+    return Task(id=folder.name, instruction=instruction, verifier_files=files,
+                skipped_files=skipped, checks=tuple(checks), fail_to_pass=tuple(fail_to_pass),
+                metadata=_metadata(meta), benchmark="terminal-bench-1",
+                source_path=str(folder), notes=tuple(notes))
 
 
 def _instruction(config: dict[str, Any]) -> str | None:
