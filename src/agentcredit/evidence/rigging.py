@@ -81,8 +81,8 @@ class TaskTests:
     fixtures: frozenset[str] = frozenset()  # reference files it reads that no one asked for
 
     def holds(self, path: str) -> bool:  # a file of the task's tests
-        return path in self.files or path.startswith(self.dirs) and any(
-            path == d or path.startswith(d + "/") for d in self.dirs)
+        return path in self.files or (path.startswith(self.dirs) and any(
+            path == d or path.startswith(d + "/") for d in self.dirs))
 
     def governs(self, folder: str) -> bool:
         """Whether a ``conftest.py`` or config in ``folder`` is read by the task's run."""
