@@ -10,6 +10,7 @@ its own error messages.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import urllib.parse
@@ -127,15 +128,15 @@ class EndpointInfo:
     context_tokens: int | None = None
     context_source: str | None = None
     slots: int | None = None
+    answer_cap: int | None = None
+    """Every answer's max_tokens, measured for a slow local server (see ModelClient._cap)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"structured": self.structured, "context_tokens": self.context_tokens,
-                "context_source": self.context_source, "slots": self.slots}
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EndpointInfo:
-        return cls(structured=data.get("structured"), context_tokens=data.get("context_tokens"),
-                   context_source=data.get("context_source"), slots=data.get("slots"))
+        return cls(**{field.name: data.get(field.name) for field in dataclasses.fields(cls)})
 
 
 def server_root(base_url: str) -> str:

@@ -284,7 +284,8 @@ def client_provenance(client: ModelClient | None) -> dict[str, Any]:
         return {}
     return {"endpoint": {**client.settings.record(), "structured_used": client.info.structured,
                          "window": client.info.context_tokens,
-                         "window_source": client.info.context_source}}
+                         "window_source": client.info.context_source,
+                         "answer_cap": client.info.answer_cap}}
 
 
 def _judge_meta(client: ModelClient | None, rules: Rules, *, seed: int, holistic: bool,
