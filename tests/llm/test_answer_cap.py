@@ -92,3 +92,17 @@ def test_a_local_request_given_up_caps_the_next_ones() -> None:
         assert not isinstance(client.generate_sync([user("slow")]), ModelResponse)
         assert isinstance(client.generate_sync([user("next")]), ModelResponse)
         assert [b["max_tokens"] for b in server.requests] == [4096, 256]
+
+
+def test_the_provenance_names_a_cap_a_judging_worker_learned(tmp_path: Path) -> None:
+    """Judging workers share the run's cache: the run's provenance reads the endpoint's
+    info there, so a cap only a worker saw is still named."""
+    said: list[str] = []
+    cache = tmp_path / "cache.sqlite"
+    main = local("http://127.0.0.1:9", said, cache, timeout=120, context_tokens=2048)
+    assert client_provenance(main)["endpoint"]["answer_cap"] is None
+    assert client_provenance(main)["endpoint"]["window"] == 2048  # nothing stored yet
+    worker = local("http://127.0.0.1:9", said, cache, timeout=120)
+    worker._cap(50, 100.0)
+    assert main.info.answer_cap is None
+    assert client_provenance(main)["endpoint"]["answer_cap"] == 256

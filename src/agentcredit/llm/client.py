@@ -501,9 +501,8 @@ class ModelClient:
             await limit.release(hold)
 
     def _cap(self, tokens: int, seconds: float) -> None:
-        """A local server without --max-tokens that took over a quarter of --timeout for an
-        answer (or gave none) has every later answer capped at what it writes in --timeout
-        at that rate, a power of two (a like load keeps it) of at least MIN_ANSWER_TOKENS."""
+        """A local server without --max-tokens seen slow (over --timeout / 4 for an answer, or
+        none) has later answers capped at a power of two it writes in --timeout (>= 256)."""
         if not self.waits or self.settings.max_tokens or self.info.answer_cap or \
                 seconds <= self.timeout / 4:
             return

@@ -145,13 +145,11 @@ def server_root(base_url: str) -> str:
     >>> server_root("http://127.0.0.1:8080/v1/")
     'http://127.0.0.1:8080'
     """
-    trimmed = base_url.rstrip("/")
-    return trimmed[:-3] if trimmed.endswith("/v1") else trimmed
+    return base_url.rstrip("/").removesuffix("/v1")
 
 
 def _positive(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else None
+    return value if type(value) is int and value > 0 else None  # a bool is no count
 
 
 def from_llamacpp_props(data: Any) -> tuple[int | None, int | None]:
