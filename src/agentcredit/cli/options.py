@@ -34,7 +34,7 @@ TimeoutOpt = Annotated[float, typer.Option(
     "server's: 5 x this, and never sent again).")]
 MaxTokensOpt = Annotated[int | None, typer.Option(
     "--max-tokens", help="Most tokens of one answer (default 4096, cut to what the "
-    "window leaves).")]
+    "window leaves; a slow local server's: what it writes in --timeout, at least 256).")]
 StructuredOpt = Annotated[str, typer.Option(
     "--structured", help="How JSON answers are asked of an OpenAI-compatible server: "
     f"{'|'.join(STRUCTURED_CHOICES)} (auto steps down when the server refuses a form).")]

@@ -57,7 +57,7 @@ REPAIR_PROMPT = (
 )
 MIN_ANSWER_TOKENS = 256
 """A prompt that leaves less than this (or than ``max_tokens``, when smaller) of the window
-for the answer is not sent."""
+for the answer is not sent; the least answer cap of a slow local server (see ``_cap``)."""
 
 
 class Model(Protocol):
@@ -112,7 +112,8 @@ class ModelClient:
         self.notify = notify if notify is not None else _to_log
         self.endpoint = provider.endpoint if isinstance(provider, Addressed) else \
             f"{provider.name}|{provider.model}"
-        self.info = EndpointInfo()
+        self.info = EndpointInfo.from_json(
+            (cache.get_endpoint(self.endpoint) if cache is not None else None) or {})
         self.waits = is_local(getattr(provider, "base_url", None))  # see _send
         self._prepared = False
         self._said: set[str] = set()
@@ -126,14 +127,11 @@ class ModelClient:
         self._prepare_locks: dict[int, asyncio.Lock] = {}
         self._probe_locks: dict[int, asyncio.Lock] = {}
         self._rng = random.Random(seed)
-        stored = cache.get_endpoint(self.endpoint) if cache is not None else None
-        if stored:
-            self.info = EndpointInfo.from_json(stored)
         if settings.context_tokens is not None:
             self.info.context_tokens = settings.context_tokens
             self.info.context_source = "--context-tokens"
         self._confirmed = structured != "auto" or bool(self.info.structured)
-        if self._negotiates:
+        if self._negotiating is not None:
             mode = structured if structured != "auto" else \
                 (self.info.structured or "json_schema")
             self._set_mode(mode)
@@ -143,11 +141,6 @@ class ModelClient:
         """Send structured answers in ``mode`` from now on (a negotiating provider)."""
         if self._negotiating is not None:
             self._negotiating.mode = mode
-
-    @property
-    def _negotiates(self) -> bool:
-        """Whether the provider has structured-output modes to negotiate (OpenAI-compatible)."""
-        return self._negotiating is not None
 
     @property
     def window(self) -> int | None:
@@ -217,7 +210,7 @@ class ModelClient:
             self.notify(f"{self.model_id}: {text}")
 
     def _say_endpoint(self) -> None:
-        if not self._negotiates:
+        if self._negotiating is None:
             return
         window = f"window {self.info.context_tokens} tokens ({self.info.context_source})" \
             if self.info.context_tokens else "window unknown (--context-tokens sets it)"
@@ -235,7 +228,7 @@ class ModelClient:
         ``--max-tokens`` or change ``--structured`` asks again by itself."""
         return canonical_sha256({"endpoint": self.endpoint,
                                  "window": self.info.context_tokens,
-                                 "max_tokens": self.settings.max_tokens,
+                                 "max_tokens": self.settings.max_tokens or self.info.answer_cap,
                                  "structured": self.settings.structured})[:16]
 
     @property
@@ -401,7 +394,7 @@ class ModelClient:
         failure = ModelFailure.model_validate(stored)
         if failure.kind in NOT_RECORDED:
             return None  # a transient failure an older version stored: ask again
-        if self._negotiates:
+        if self._negotiating is not None:
             await self.prepare()  # the server may have changed (restarted, a larger window)
         if endpoint not in (self.endpoint_fingerprint(), "batch"):
             return None  # "batch": refused inside a provider's batch, whatever the endpoint
@@ -412,9 +405,9 @@ class ModelClient:
         self, messages: list[Message], json_schema: dict[str, Any] | None,
         schema: type[BaseModel] | None, config: GenerationConfig, key: str,
     ) -> ModelResponse | ModelFailure:
-        if self._negotiates:
+        if self._negotiating is not None:
             await self.prepare()
-        if self._negotiates and json_schema is not None and not self._confirmed:
+        if self._negotiating is not None and json_schema is not None and not self._confirmed:
             # Until one answer came back in the current form, one request at a time finds
             # the form the server takes: a burst would only collect refusals.
             lock = self._probe_locks.setdefault(id(asyncio.get_running_loop()), asyncio.Lock())
@@ -429,8 +422,8 @@ class ModelClient:
         self, messages: list[Message], json_schema: dict[str, Any] | None,
         schema: type[BaseModel] | None, config: GenerationConfig, key: str,
     ) -> ModelResponse | ModelFailure:
-        if self.settings.max_tokens is not None:
-            config = config.model_copy(update={"max_tokens": self.settings.max_tokens})
+        if budget := self.settings.max_tokens or self.info.answer_cap:
+            config = config.model_copy(update={"max_tokens": budget})
         state = _Attempts(list(messages))
         limit, limiter = self._loop_state()
         while True:
@@ -488,13 +481,15 @@ class ModelClient:
             try:
                 answer = await self.provider.send(body, wait)
                 self.ledger.answered(self.model_id, answer.usage)
-                if time.perf_counter() - start > self.timeout:
+                self._cap(answer.usage.output, seconds := time.perf_counter() - start)
+                if seconds > self.timeout:
                     limit.overloaded()  # answered, but later than --timeout: fewer at once
                 return answer
             except ProviderError as exc:
                 self.ledger.answers += exc.status is not None  # an HTTP error is an answer
                 if exc.kind == "timeout":
                     self.ledger.abandoned += 1
+                    self._cap(0, wait)
                     hold = min(self.timeout, 60.0)
                     exc.message = f"no answer in {wait:g} s" + (
                         f" ({self.retry.local_patience:g} x --timeout: a request to a "
@@ -504,6 +499,20 @@ class ModelClient:
                 state.spent += time.perf_counter() - start
         finally:
             await limit.release(hold)
+
+    def _cap(self, tokens: int, seconds: float) -> None:
+        """A local server without --max-tokens seen slow (over --timeout / 4 for an answer, or
+        none) has later answers capped at a power of two it writes in --timeout (>= 256)."""
+        if not self.waits or self.settings.max_tokens or self.info.answer_cap or \
+                seconds <= self.timeout / 4:
+            return
+        rate = tokens / seconds
+        cap = 1 << max(MIN_ANSWER_TOKENS, int(rate * self.timeout)).bit_length() - 1
+        if cap < GenerationConfig().max_tokens:
+            self.info.answer_cap = cap
+            self._remember()
+            self._say(f"the local server writes ~{rate:.1f} tokens/s: answers capped at "
+                      f"{cap} tokens; --max-tokens to change")
 
     async def _after_error(self, exc: ProviderError, sent_mode: str | None,
                            json_schema: dict[str, Any] | None, state: _Attempts) -> bool:

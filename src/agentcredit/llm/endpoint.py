@@ -10,6 +10,7 @@ its own error messages.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import urllib.parse
@@ -127,15 +128,15 @@ class EndpointInfo:
     context_tokens: int | None = None
     context_source: str | None = None
     slots: int | None = None
+    answer_cap: int | None = None
+    """Every answer's max_tokens, measured for a slow local server (see ModelClient._cap)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"structured": self.structured, "context_tokens": self.context_tokens,
-                "context_source": self.context_source, "slots": self.slots}
+        return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EndpointInfo:
-        return cls(structured=data.get("structured"), context_tokens=data.get("context_tokens"),
-                   context_source=data.get("context_source"), slots=data.get("slots"))
+        return cls(**{field.name: data.get(field.name) for field in dataclasses.fields(cls)})
 
 
 def server_root(base_url: str) -> str:
@@ -144,13 +145,11 @@ def server_root(base_url: str) -> str:
     >>> server_root("http://127.0.0.1:8080/v1/")
     'http://127.0.0.1:8080'
     """
-    trimmed = base_url.rstrip("/")
-    return trimmed[:-3] if trimmed.endswith("/v1") else trimmed
+    return base_url.rstrip("/").removesuffix("/v1")
 
 
 def _positive(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
-        else None
+    return value if type(value) is int and value > 0 else None  # a bool is no count
 
 
 def from_llamacpp_props(data: Any) -> tuple[int | None, int | None]:

@@ -31,6 +31,7 @@ from agentcredit.formats import TrialStream, load
 from agentcredit.judging.panel import JudgePanel
 from agentcredit.judging.prompts import HOLISTIC_PROMPT_VERSION, JUDGE_PROMPT_VERSION
 from agentcredit.llm.client import ModelClient
+from agentcredit.llm.endpoint import EndpointInfo
 from agentcredit.llm.spec import ModelLike, ModelSpec, client_for, concurrency_of
 from agentcredit.report.build import write_report
 from agentcredit.runs.judging import JudgeOptions, JudgeSummary, judge_trials
@@ -279,12 +280,15 @@ def _client_fields(client: ModelClient | None, panel: JudgePanel | None = None
 
 def client_provenance(client: ModelClient | None) -> dict[str, Any]:
     """What a run's provenance says of how its model was asked: the endpoint settings
-    (timeout, answer budget, structured-output mode, window, concurrency)."""
+    (timeout, answer budget, structured-output mode, window, concurrency), as any process
+    of the run learned them (judging workers keep theirs in the cache)."""
     if client is None:
         return {}
-    return {"endpoint": {**client.settings.record(), "structured_used": client.info.structured,
-                         "window": client.info.context_tokens,
-                         "window_source": client.info.context_source}}
+    info = client.info if client.cache is None else \
+        EndpointInfo.from_json(client.cache.get_endpoint(client.endpoint) or vars(client.info))
+    return {"endpoint": {**client.settings.record(), "structured_used": info.structured,
+                         "window": info.context_tokens, "window_source": info.context_source,
+                         "answer_cap": info.answer_cap}}
 
 
 def _judge_meta(client: ModelClient | None, rules: Rules, *, seed: int, holistic: bool,
