@@ -280,8 +280,8 @@ def test_two_hundred_requests_with_thirty_percent_faults(tmp_path: Path) -> None
         finally:
             await c.aclose()
 
-    with FakeLLMServer(faults=plan, slow_seconds=0.5) as server:
-        c = client(server, tmp_path, concurrency=16, timeout=0.3,
+    with FakeLLMServer(faults=plan, slow_seconds=600) as server:  # (slow: never, within the test)
+        c = client(server, tmp_path, concurrency=16, timeout=3,
                    retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.02))
         c.waits = False  # a slow answer times out as at a remote server
         results = asyncio.run(run(c))
