@@ -86,9 +86,9 @@ def test_a_slow_answer_caps_the_next_requests_and_a_resumed_client_keeps_it(
 def test_a_local_request_given_up_caps_the_next_ones() -> None:
     said: list[str] = []
     with FakeLLMServer(faults=lambda i, body: "slow" if i == 0 else None,
-                       slow_seconds=3.0) as server:
-        client = local(server.url, said, timeout=1.0)
-        client.retry = RetryPolicy(local_patience=1.5)  # given up after 1.5 s
+                       slow_seconds=600) as server:  # (the slow one: never, here)
+        client = local(server.url, said, timeout=2.0)
+        client.retry = RetryPolicy(local_patience=1.5)  # given up after 3 s
         assert not isinstance(client.generate_sync([user("slow")]), ModelResponse)
         assert isinstance(client.generate_sync([user("next")]), ModelResponse)
         assert [b["max_tokens"] for b in server.requests] == [4096, 256]
