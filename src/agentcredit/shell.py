@@ -9,7 +9,7 @@ from typing import Any
 
 # A command line of plain words, lists, pipes and simple redirections: read without the
 # parser (no quotes, expansions, here-documents or groups), split into statements and words.
-PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
+_PLAIN_SHELL = re.compile(r"^(?!.*(?:<<|\|&|>\|))[\w./:=,+@%^\s&|;<>~-]*$")
 _PLAIN_LIST = re.compile(r"&&|\|\||;|\n|(?<![>&\d])&(?![>&])")
 _PLAIN_WORD = re.compile(r"\d?>>?&\d|&>>?|\d?>>?|<|[^\s<>]+")
 Stage = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
@@ -17,7 +17,7 @@ Stage = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 
 @functools.lru_cache(maxsize=4096)
 def plain_line(text: str) -> tuple[tuple[Stage, ...], ...] | None:
-    """A plain command line (:data:`PLAIN_SHELL`) as its statements, each the stages of its
+    """A plain command line (:data:`_PLAIN_SHELL`) as its statements, each the stages of its
     pipeline: a stage's words and its redirections (operator, file; ``2>&1``, one stream
     into another, names none). None: a line the parser reads. Cached: the walk and the
     rigging pass read a line once between them.
@@ -27,7 +27,7 @@ def plain_line(text: str) -> tuple[tuple[Stage, ...], ...] | None:
     >>> plain_line("echo \'quoted\'") is None
     True
     """
-    if not PLAIN_SHELL.match(text):
+    if not _PLAIN_SHELL.match(text):
         return None
     return tuple(tuple(_stage(stage) for stage in statement.split("|"))
                  for statement in _PLAIN_LIST.split(text))
